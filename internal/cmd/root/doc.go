@@ -1,0 +1,3 @@
+// Package root assembles the kubectl-dynamo command tree: global flags, colour
+// handling and every subcommand. It contains no command logic of its own.
+package root

@@ -1,0 +1,113 @@
+package root_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
+)
+
+func TestHelpReadsKubectlDynamo(t *testing.T) {
+	r := cmdtest.Run(t, "--help")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "Usage:\n  kubectl dynamo [command]") {
+		t.Errorf("help does not read as kubectl dynamo:\n%s", r.Stdout)
+	}
+	for _, flag := range []string{"--kubeconfig", "--context", "-n, --namespace", "--request-timeout", "--color"} {
+		if !strings.Contains(r.Stdout, flag) {
+			t.Errorf("root help lacks %s", flag)
+		}
+	}
+	r = cmdtest.Run(t, "hash", "--help")
+	if !strings.Contains(r.Stdout, "kubectl dynamo hash (--tokens IDS | --token-file FILE | --tokenizer TOK (--prompt TEXT | --prompt-file FILE))") {
+		t.Errorf("subcommand usage does not read as kubectl dynamo:\n%s", r.Stdout)
+	}
+}
+
+func TestErrorsAndExitCodes(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"unknown command", []string{"frobnicate"}, 1, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"hash", "--nope"}, 1, "unknown flag: --nope"},
+		{"bad color", []string{"version", "--color", "purple"}, 1, `invalid --color value "purple"`},
+		{"version takes no args", []string{"version", "extra"}, 1, `unknown command "extra"`},
+		{"bad output", []string{"version", "-o", "table"}, 1, `unknown output format "table"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cmdtest.Run(t, tc.args...)
+			if r.ExitCode != tc.wantCode {
+				t.Errorf("exit = %d, want %d", r.ExitCode, tc.wantCode)
+			}
+			if !strings.Contains(r.Stderr, tc.wantErr) {
+				t.Errorf("stderr %q lacks %q", r.Stderr, tc.wantErr)
+			}
+			if n := strings.Count(r.Stderr, "error:"); n != 1 {
+				t.Errorf("error printed %d times: %q", n, r.Stderr)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := cmdtest.Run(t, "version", "-o", "json")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.Stdout)
+	}
+	for _, k := range []string{"apiVersion", "kind", "version", "goVersion", "platform"} {
+		if doc[k] == nil || doc[k] == "" {
+			t.Errorf("version JSON lacks %q: %s", k, r.Stdout)
+		}
+	}
+	if doc["kind"] != "Version" || doc["version"] != "dev" {
+		t.Errorf("unexpected kind/version: %v", doc)
+	}
+	r = cmdtest.Run(t, "version")
+	if !strings.HasPrefix(r.Stdout, "kubectl-dynamo dev (commit ") {
+		t.Errorf("text version = %q", r.Stdout)
+	}
+	r = cmdtest.Run(t, "version", "-o", "yaml")
+	if !strings.Contains(r.Stdout, "kind: Version\n") {
+		t.Errorf("yaml version = %q", r.Stdout)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		t.Run(shell, func(t *testing.T) {
+			r := cmdtest.Run(t, "completion", shell)
+			if r.ExitCode != 0 || len(r.Stdout) < 500 {
+				t.Fatalf("exit %d, %d bytes: %s", r.ExitCode, len(r.Stdout), r.Stderr)
+			}
+			if !strings.Contains(r.Stdout, "kubectl-dynamo") {
+				t.Errorf("%s completion does not mention the binary", shell)
+			}
+		})
+	}
+	// Dynamic completion goes through cobra's __complete, as kubectl's plugin
+	// completion (kubectl_complete-dynamo) does.
+	r := cmdtest.Run(t, "__complete", "hash", "-o", "")
+	golden.Assert(t, []byte(r.Stdout))
+	r = cmdtest.Run(t, "__complete", "")
+	for _, c := range []string{"hash", "version", "completion"} {
+		if !strings.Contains(r.Stdout, c+"\t") {
+			t.Errorf("top-level completion lacks %s: %q", c, r.Stdout)
+		}
+	}
+	r = cmdtest.Run(t, "__complete", "hash", "--color", "")
+	if !strings.Contains(r.Stdout, "never\n") {
+		t.Errorf("--color completion = %q", r.Stdout)
+	}
+}

@@ -1,0 +1,115 @@
+package cmdutil
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func TestParseTokenList(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []uint32
+		wantErr string
+	}{
+		{"1,2,3", []uint32{1, 2, 3}, ""},
+		{" 1 2\n3\t4 ", []uint32{1, 2, 3, 4}, ""},
+		{"1, 2 ,3", []uint32{1, 2, 3}, ""},
+		{"[1, 2, 4294967295]", []uint32{1, 2, 4294967295}, ""},
+		{"[ ]", nil, "holds no token ids"},
+		{"", nil, "holds no token ids"},
+		{"1,,2", []uint32{1, 2}, ""},
+		{"[1, -2]", nil, "token 1"},
+		{"[1, 1e2]", nil, "not a non-negative integer"},
+		{"[1, null]", nil, "token 1"},
+		{`{"a":1}`, nil, "not a non-negative integer"},
+		{"[1, [2]]", nil, "token 1"},
+		{"[1,", nil, "invalid JSON token array"},
+		{"0x10", nil, "not a non-negative integer"},
+		{"18446744073709551616", nil, "does not fit in 32 bits"},
+	}
+	for _, tt := range tests {
+		got, err := ParseTokenList([]byte(tt.in), "input")
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%q: err = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("%q: got %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestReadInput(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "x")
+	if err := os.WriteFile(f, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadInput(nil, f, "--x"); err != nil || string(b) != "abc" {
+		t.Errorf("file: %q %v", b, err)
+	}
+	if b, err := ReadInput(strings.NewReader("stdin"), "-", "--x"); err != nil || string(b) != "stdin" {
+		t.Errorf("stdin: %q %v", b, err)
+	}
+	if _, err := ReadInput(nil, dir, "--x"); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("dir: %v", err)
+	}
+	big := &repeatReader{n: MaxInputFileBytes + 10}
+	if _, err := ReadInput(big, "-", "--x"); err == nil || !strings.Contains(err.Error(), "larger than the 256 MiB limit") {
+		t.Errorf("oversized: %v", err)
+	}
+}
+
+type repeatReader struct{ n int }
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, errors.New("EOF not expected: the reader must stop at the limit")
+	}
+	n := min(len(p), r.n)
+	r.n -= n
+	return n, nil
+}
+
+func TestExitCodeAndReport(t *testing.T) {
+	root := &cobra.Command{Use: "kubectl-dynamo", Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl dynamo"}}
+	root.AddCommand(&cobra.Command{Use: "hash", Run: func(*cobra.Command, []string) {}})
+	tests := []struct {
+		name     string
+		err      error
+		code     int
+		contains []string
+	}{
+		{"nil", nil, 0, nil},
+		{"plain", errors.New("boom"), 1, []string{"error: boom\n"}},
+		{"flag", FlagErrorf("bad --x"), 1, []string{"error: bad --x\n", "See 'kubectl dynamo hash --help' for usage."}},
+		{"hint", WithHint(errors.New("no cluster"), "Try: kubectl dynamo hash"), 1, []string{"error: no cluster\nTry: kubectl dynamo hash\n"}},
+		{"findings", &ResultError{Code: ExitFindings, Message: "2 findings at or above error"}, 2, []string{"2 findings at or above error\n"}},
+		{"wrapped findings", errors.Join(&ResultError{Code: ExitFindings}), 2, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if got := Report(&b, root, []string{"hash"}, tt.err); got != tt.code {
+				t.Errorf("code = %d, want %d", got, tt.code)
+			}
+			for _, c := range tt.contains {
+				if !strings.Contains(b.String(), c) {
+					t.Errorf("output %q lacks %q", b.String(), c)
+				}
+			}
+			if tt.code == 2 && strings.Contains(b.String(), "error:") {
+				t.Errorf("a findings exit is not an error: %q", b.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package cmdutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+)
+
+// MaxInputFileBytes bounds every file or stdin read by the commands, so a wrong
+// path (a disk image, /dev/zero) fails clearly instead of exhausting memory.
+const MaxInputFileBytes = 256 << 20
+
+// ReadInput reads a named file, or standard input for "-", up to
+// MaxInputFileBytes. what names the flag in errors.
+func ReadInput(in io.Reader, path, what string) ([]byte, error) {
+	var r io.Reader
+	if path == "-" {
+		r = in
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, fmt.Errorf("read %s: %s is a directory, not a file", what, path)
+		}
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxInputFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if len(data) > MaxInputFileBytes {
+		return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit", what, displayPath(path), MaxInputFileBytes>>20)
+	}
+	return data, nil
+}
+
+func displayPath(p string) string {
+	if p == "-" {
+		return "standard input"
+	}
+	return p
+}
+
+// ParseTokenList parses token ids given as text: a JSON array of integers, or
+// integers separated by commas and/or whitespace. Every id must be a decimal
+// integer in [0, 2^32). source names the input in errors.
+func ParseTokenList(data []byte, source string) ([]uint32, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, fmt.Errorf("%s holds no token ids", source)
+	}
+	if trimmed[0] == '[' {
+		return parseJSONTokens(trimmed, source)
+	}
+	fields := strings.FieldsFunc(string(trimmed), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("%s holds no token ids", source)
+	}
+	out := make([]uint32, len(fields))
+	for i, fld := range fields {
+		v, err := routecore.ParseTokenID(fld)
+		if err != nil {
+			return nil, fmt.Errorf("%s, token %d: %w", source, i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func parseJSONTokens(data []byte, source string) ([]uint32, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var raw []json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return nil, fmt.Errorf("%s: expected a JSON array of integer token ids, found a %s", source, ute.Value)
+		}
+		return nil, fmt.Errorf("%s: invalid JSON token array: %w", source, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: unexpected data after the JSON token array", source)
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("%s holds no token ids", source)
+	}
+	out := make([]uint32, len(raw))
+	for i, r := range raw {
+		// Parse the literal text ourselves: json.Number would accept "1" in
+		// quotes, and float64 would round large values.
+		lit := bytes.TrimSpace(r)
+		if len(lit) > 0 && lit[0] == '"' {
+			return nil, fmt.Errorf("%s, token %d: %s is a JSON string; write token ids as bare integers", source, i, lit)
+		}
+		v, err := routecore.ParseTokenID(string(lit))
+		if err != nil {
+			return nil, fmt.Errorf("%s, token %d: %w", source, i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,42 @@
+package printers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"sigs.k8s.io/yaml"
+)
+
+// APIVersion is the apiVersion of every document kubectl-dynamo prints.
+const APIVersion = "kubectl-dynamo.io/v1alpha1"
+
+// JSON writes v as indented JSON followed by a newline. Models keep u64 values as
+// decimal strings, so nothing passes through float64.
+func JSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// YAML writes v as YAML, converted from its JSON form so that field names and
+// omitempty rules are the same in both.
+func YAML(w io.Writer, v any) error {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode yaml: %w", err)
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return fmt.Errorf("encode yaml: %w", err)
+	}
+	_, err = w.Write(y)
+	return err
+}

@@ -1,0 +1,1231 @@
+package routecore
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Worker types as Dynamo names them (WORKER_TYPE_PREFILL / WORKER_TYPE_DECODE); any
+// other value, including "", is scored as an aggregated worker.
+const (
+	WorkerTypePrefill    = "prefill"
+	WorkerTypeDecode     = "decode"
+	WorkerTypeAggregated = "aggregated"
+)
+
+// RankLoad is one data-parallel rank's load as the router sees it: its own ledger of
+// in-flight work (Dynamo's WorkerLoadProjection) plus the engine-reported KV usage
+// that only the overload check reads. A dry run cannot observe the router's ledger
+// and must take these numbers from metrics or the user.
+type RankLoad struct {
+	// ActivePrefillTokens is prompt work routed here and not yet prefilled.
+	ActivePrefillTokens uint64 `json:"activePrefillTokens"`
+	// ActiveDecodeBlocks is the KV blocks held by in-flight requests.
+	ActiveDecodeBlocks uint64 `json:"activeDecodeBlocks"`
+	// ActiveRequests is the in-flight request count.
+	ActiveRequests uint64 `json:"activeRequests"`
+	// KvUsedBlocks is the engine-reported KV usage (overload check only); nil if unknown.
+	KvUsedBlocks *uint64 `json:"kvUsedBlocks,omitempty"`
+	// DecodeOverloadLatched overrides the decode overload latch. Dynamo latches the
+	// decode overload and clears it only once both signals are back under the line,
+	// which a snapshot cannot reconstruct; nil derives it from the current values.
+	DecodeOverloadLatched *bool `json:"decodeOverloadLatched,omitempty"`
+}
+
+// Worker is one routing target with the facts routing reads about it. Loads is keyed
+// by dp rank; a rank without an entry has no load projection (Dynamo's has_load is
+// false for it) and counts as free for the overload check.
+type Worker struct {
+	ID WorkerID `json:"id"`
+	// Name is an optional human label (pod name) carried into the evidence.
+	Name string `json:"name,omitempty"`
+	// WorkerType is "prefill", "decode" or "aggregated"; only "decode" changes the
+	// formula (the conditional-disaggregation branch).
+	WorkerType string        `json:"workerType,omitempty"`
+	Runtime    RuntimeConfig `json:"runtime"`
+	// Fenced marks a dead or deregistered worker; it is never eligible.
+	Fenced bool                `json:"fenced,omitempty"`
+	Loads  map[uint32]RankLoad `json:"loads,omitempty"`
+}
+
+// SharedHitRange is a half-open range [Start, End) of request block positions found
+// in the shared (HiCache L3) cache.
+type SharedHitRange struct {
+	Start uint32 `json:"start"`
+	End   uint32 `json:"end"`
+}
+
+// OverlapInput is the cache evidence for one request, keyed by candidate, in the
+// shape of Dynamo's OverlapSignals plus shared-cache hits. It can be filled from any
+// index result. Candidates absent from a map count as 0. Whether a tier map is
+// empty matters: when DeviceBlocks, HostBlocks and DiskBlocks are all empty the
+// device overlap falls back to EffectiveBlocks (older callers without tier data).
+type OverlapInput struct {
+	// DeviceBlocks is the radix-tree prefix depth on the device tier.
+	DeviceBlocks map[WorkerWithDpRank]uint64 `json:"deviceBlocks,omitempty"`
+	// HostBlocks is host-pinned tier blocks beyond the device prefix.
+	HostBlocks map[WorkerWithDpRank]uint64 `json:"hostBlocks,omitempty"`
+	// DiskBlocks is disk and external tier blocks beyond the device prefix.
+	DiskBlocks map[WorkerWithDpRank]uint64 `json:"diskBlocks,omitempty"`
+	// EffectiveBlocks is device + host_w·host + disk_w·disk (effective_overlap_blocks).
+	EffectiveBlocks map[WorkerWithDpRank]float64 `json:"effectiveBlocks,omitempty"`
+	// CachedTokens is round(effective blocks · block size) (effective_cached_tokens).
+	CachedTokens map[WorkerWithDpRank]uint64 `json:"cachedTokens,omitempty"`
+	// SharedHits are the shared-cache hit ranges; nil means no shared cache.
+	SharedHits []SharedHitRange `json:"sharedHits,omitempty"`
+	// TreeSizes is blocks held per candidate; only ProfileLegacyTreeSize reads it.
+	TreeSizes map[WorkerWithDpRank]uint64 `json:"treeSizes,omitempty"`
+}
+
+// AdditionalBlocksRule says how many new KV blocks the request would add on a
+// candidate when Request.AdditionalActiveBlocks has no entry for it.
+type AdditionalBlocksRule string
+
+const (
+	// AdditionalBlocksNone adds nothing (active-block tracking off, or unknown).
+	AdditionalBlocksNone AdditionalBlocksRule = ""
+	// AdditionalBlocksAllNew adds the request's full-block count floor(ISL/B) on
+	// every candidate: with router_assume_kv_reuse=false Dynamo tracks the request
+	// under random hashes, so none of its blocks is shared (inferred, §6.2).
+	AdditionalBlocksAllNew AdditionalBlocksRule = "all-new"
+)
+
+// Request is one routing question: a prompt of ISL tokens and everything that
+// restricts or biases where it may go.
+type Request struct {
+	// ISL is the prompt length in tokens, including a trailing partial block. Must be > 0.
+	ISL int `json:"isl"`
+	// BlockSize is the KV block size in tokens. Must be > 0.
+	BlockSize int          `json:"blockSize"`
+	Overlap   OverlapInput `json:"overlap"`
+	// AdditionalActiveBlocks is, per candidate, the request blocks not already held
+	// by that candidate's active sequences (WorkerLoadProjection.additional_active_blocks).
+	AdditionalActiveBlocks map[WorkerWithDpRank]uint64 `json:"additionalActiveBlocks,omitempty"`
+	// AdditionalBlocksRule fills candidates missing from AdditionalActiveBlocks.
+	AdditionalBlocksRule AdditionalBlocksRule `json:"additionalBlocksRule,omitempty"`
+	Constraints          RoutingConstraints   `json:"constraints"`
+	// AllowedWorkers restricts routing to these workers; nil allows all.
+	AllowedWorkers []WorkerID `json:"allowedWorkers,omitempty"`
+	// Pinned forces the worker and rank (direct routing, conditional-disagg bypass).
+	Pinned *WorkerWithDpRank `json:"pinned,omitempty"`
+	// SessionAffinity is a soft pin (preferred_worker): used if eligible, else ignored.
+	SessionAffinity *WorkerWithDpRank    `json:"sessionAffinity,omitempty"`
+	Override        RouterConfigOverride `json:"override"`
+}
+
+// Rand supplies uniform draws in [0,1). Production code wraps math/rand/v2 (see
+// NewRand); tests script the draws (ScriptedRand). routecore never reads a global
+// random source.
+type Rand interface {
+	Float64() float64
+}
+
+// SelectionRule names how Decision.Selected was chosen.
+type SelectionRule string
+
+const (
+	// RuleMinimumCost means t=0 and exactly one candidate has the minimum cost.
+	RuleMinimumCost SelectionRule = "minimum-cost"
+	// RuleMinimumCostTieRandom means t=0 with several candidates at the minimum; the
+	// production router picks among them uniformly at random, so the dry run's pick
+	// is one possible outcome (index floor(u·len(TieSet)) in canonical order).
+	RuleMinimumCostTieRandom SelectionRule = "minimum-cost-tie-random"
+	// RuleMinimumCostTieTreeSize means legacy T=0 tie resolved by smallest tree size.
+	RuleMinimumCostTieTreeSize SelectionRule = "minimum-cost-tie-smallest-tree"
+	// RuleSoftmaxSample means t>0, sampled from Probability with draw u.
+	RuleSoftmaxSample SelectionRule = "softmax-sample"
+	// RulePinned means the request pinned the worker; its cost is the raw logit.
+	RulePinned SelectionRule = "pinned"
+	// RuleSessionAffinity means the request's preferred worker was eligible and used.
+	RuleSessionAffinity SelectionRule = "session-affinity"
+)
+
+// ReasonCode classifies why a candidate was not eligible, using the names of
+// Dynamo's WorkerEligibilityError variants.
+type ReasonCode string
+
+// The reason codes, in the order RoutingEligibility::validate_worker_rank checks them
+// (WorkerUnavailable: the worker is unknown, only possible for a pinned candidate).
+const (
+	ReasonWorkerNotAllowed              ReasonCode = "WorkerNotAllowed"
+	ReasonWorkerFenced                  ReasonCode = "WorkerFenced"
+	ReasonWorkerUnavailable             ReasonCode = "WorkerUnavailable"
+	ReasonDpRankUnavailable             ReasonCode = "DpRankUnavailable"
+	ReasonRoutingConstraintsUnsatisfied ReasonCode = "RoutingConstraintsUnsatisfied"
+	ReasonWorkerOverloaded              ReasonCode = "WorkerOverloaded"
+)
+
+// Ineligibility explains why a candidate was excluded.
+type Ineligibility struct {
+	Code ReasonCode `json:"code"`
+	// Text is a lower-case sentence for humans.
+	Text string `json:"text"`
+	// MissingTaints lists required taints the worker lacks (RoutingConstraintsUnsatisfied).
+	MissingTaints []string `json:"eligMissingTaints,omitempty"`
+	// DpStart and DpEnd give the valid ranks [start, end) (DpRankUnavailable).
+	DpStart uint32 `json:"dpStart,omitempty"`
+	DpEnd   uint32 `json:"dpEnd,omitempty"`
+	// Overload says which thresholds tripped on which ranks (WorkerOverloaded).
+	Overload *OverloadReport `json:"overload,omitempty"`
+}
+
+// Threshold names one busy threshold in an OverloadTrip.
+type Threshold string
+
+// The busy thresholds, named as in LoadThresholdConfig.
+const (
+	ThresholdActivePrefillTokens     Threshold = "active_prefill_tokens_threshold"
+	ThresholdActivePrefillTokensFrac Threshold = "active_prefill_tokens_threshold_frac"
+	ThresholdActiveDecodeBlocks      Threshold = "active_decode_blocks_threshold"
+)
+
+// OverloadTrip is one threshold crossed on one rank: Value > Limit.
+type OverloadTrip struct {
+	Threshold Threshold `json:"threshold"`
+	// Signal is the load measure compared: active_prefill_tokens, kv_used_blocks,
+	// active_decode_blocks or decode_overload_latch.
+	Signal string  `json:"signal"`
+	Value  float64 `json:"value"`
+	Limit  float64 `json:"limit"`
+}
+
+// RankOverload is the overload verdict for one dp rank.
+type RankOverload struct {
+	DpRank     uint32         `json:"dpRank"`
+	Overloaded bool           `json:"overloaded"`
+	Trips      []OverloadTrip `json:"trips,omitempty"`
+}
+
+// OverloadReport is the overload verdict for a worker: overloaded only when every
+// declared rank is (KvWorkerMonitor's WorkerLoadState::is_overloaded).
+type OverloadReport struct {
+	Overloaded bool           `json:"overloaded"`
+	Ranks      []RankOverload `json:"ranks,omitempty"`
+}
+
+// CostTerms is every intermediate of the cost formula for one candidate, so a
+// decision can be explained term by term (DefaultWorkerScorer::worker_logit).
+type CostTerms struct {
+	// Formula is "prefill" (the normal formula) or "decode-overlap" (the
+	// conditional-disaggregation decode branch).
+	Formula string `json:"formula"`
+	// HasLoad is whether the candidate has a load projection (a Loads entry).
+	HasLoad             bool    `json:"hasLoad"`
+	ActivePrefillTokens uint64  `json:"activePrefillTokens"`
+	EffectiveBlocks     float64 `json:"effectiveOverlapBlocks"`
+	// DeviceBlocks is the device overlap credited (tier map or effective fallback).
+	DeviceBlocks       float64 `json:"deviceOverlapBlocks"`
+	HostBlocks         float64 `json:"hostOverlapBlocks"`
+	DiskBlocks         float64 `json:"diskOverlapBlocks"`
+	SharedBeyondBlocks uint32  `json:"sharedBeyondBlocks"`
+	CachedTokens       uint64  `json:"cachedTokens"`
+	// DecayFactor is 1/(1+decay·norm), or 1 when decay is off.
+	DecayFactor float64 `json:"decayFactor"`
+	// CreditBlocks = credit·decay·device + host_w·host + disk_w·disk + shared_mult·shared.
+	CreditBlocks float64 `json:"creditBlocks"`
+	// RawPrefillTokens and RawPrefillBlocks are the prompt-side load before credit.
+	RawPrefillTokens float64 `json:"rawPrefillTokens"`
+	RawPrefillBlocks float64 `json:"rawPrefillBlocks"`
+	// AdjustedPrefillBlocks is raw − credit, clamped at 0 under ProfileLatest.
+	AdjustedPrefillBlocks float64 `json:"adjustedPrefillBlocks"`
+	// PrefillCost is scale · adjusted.
+	PrefillCost float64 `json:"prefillCost"`
+	// DecodeBlocks is active_decode_blocks + additional_active_blocks.
+	DecodeBlocks           float64 `json:"decodeBlocks"`
+	AdditionalActiveBlocks uint64  `json:"additionalActiveBlocks"`
+	ActiveRequests         uint64  `json:"activeRequests"`
+	// RequestCost is decode_active_request_weight · active_requests.
+	RequestCost float64 `json:"requestCost"`
+	// Logit is the cost before the preferred-taint multiplier.
+	Logit float64 `json:"logit"`
+	// PreferredMatched lists the request's preferred taints the worker has.
+	PreferredMatched []string `json:"preferredMatched,omitempty"`
+	// PreferredWeightSum is Σ float64(float32(w)) over PreferredMatched.
+	PreferredWeightSum float64 `json:"preferredWeightSum"`
+	// HasMultiplier is false when the request has no preferred taints.
+	HasMultiplier bool `json:"hasMultiplier"`
+	// Multiplier is exp(−tanh(PreferredWeightSum)), or 1 when HasMultiplier is false.
+	Multiplier float64 `json:"multiplier"`
+	// Cost is Logit · Multiplier (the raw Logit for pinned and affinity picks).
+	Cost float64 `json:"cost"`
+}
+
+// CandidateEvidence is one (worker, rank) and what happened to it.
+type CandidateEvidence struct {
+	Candidate  WorkerWithDpRank `json:"candidate"`
+	WorkerName string           `json:"workerName,omitempty"`
+	WorkerType string           `json:"workerType,omitempty"`
+	Eligible   bool             `json:"eligible"`
+	// Reason is set when Eligible is false.
+	Reason *Ineligibility `json:"reason,omitempty"`
+	// Scored is true when Terms were computed (eligible, or the pinned candidate).
+	Scored bool      `json:"scored"`
+	Terms  CostTerms `json:"terms"`
+	// Probability is the chance of being selected: the softmax probability at T>0,
+	// 1/len(TieSet) for tie members at T=0, 1 for a pinned or affinity pick.
+	Probability float64 `json:"probability"`
+	InTieSet    bool    `json:"inTieSet,omitempty"`
+}
+
+// Decision is the full, explainable outcome of one selection.
+type Decision struct {
+	Profile ProfileBehavior `json:"profile"`
+	Weights ResolvedWeights `json:"weights"`
+	// RequestBlocks is ceil(ISL/B).
+	RequestBlocks uint64 `json:"requestBlocks"`
+	// MinActivePrefillTokens is the decay floor over eligible candidates; it is only
+	// computed when prefill tracking is on and decay > 0 (MinActivePrefillComputed).
+	MinActivePrefillTokens   uint64 `json:"minActivePrefillTokens"`
+	MinActivePrefillComputed bool   `json:"minActivePrefillComputed"`
+	// Candidates lists every (worker, rank) in canonical order, eligible or not.
+	Candidates []CandidateEvidence `json:"candidates"`
+	// MinCost is the smallest cost among scored candidates.
+	MinCost float64 `json:"minCost"`
+	// TieSet is every scored candidate at MinCost, in canonical order (T=0 only).
+	TieSet      []WorkerWithDpRank `json:"tieSet,omitempty"`
+	Temperature float64            `json:"temperature"`
+	// Draw is the uniform draw used, when DrawUsed.
+	Draw     float64          `json:"draw"`
+	DrawUsed bool             `json:"drawUsed"`
+	Selected WorkerWithDpRank `json:"selected"`
+	// SelectedCost is the selected candidate's cost (Dynamo logs it as "logit").
+	SelectedCost  float64       `json:"selectedCost"`
+	SelectionRule SelectionRule `json:"selectionRule,omitempty"`
+	// ErrorKind is the Dynamo error name when selection failed, e.g. "NoEndpoints".
+	ErrorKind string `json:"selErrorKind,omitempty"`
+}
+
+// Sentinel errors, matching Dynamo's KvSchedulerError variants.
+var (
+	// ErrNoEndpoints: no candidate is eligible, even ignoring overload.
+	ErrNoEndpoints = errors.New("no endpoints available to route work")
+	// ErrAllEligibleWorkersOverloaded: some worker would be eligible but for overload.
+	ErrAllEligibleWorkersOverloaded = errors.New("all eligible workers are overloaded")
+	// ErrPinnedWorkerOverloaded: the pinned worker is overloaded; it is not rerouted.
+	ErrPinnedWorkerOverloaded = errors.New("pinned worker is overloaded")
+	// ErrPinnedWorkerNotAllowed: the pinned worker is outside the allow-list.
+	ErrPinnedWorkerNotAllowed = errors.New("pinned worker is not in allowed worker set")
+	// ErrInvalidRequest: the inputs cannot be routed (bad ISL, NaN, duplicate ids, …).
+	ErrInvalidRequest = errors.New("invalid routing request")
+)
+
+// PinnedWorkerError carries the worker id of a pinned-worker failure. errors.Is
+// matches its Kind (ErrPinnedWorkerOverloaded or ErrPinnedWorkerNotAllowed).
+type PinnedWorkerError struct {
+	Kind     error
+	WorkerID WorkerID
+}
+
+// Error renders the message Dynamo uses, e.g. "pinned worker 0 is overloaded".
+func (e *PinnedWorkerError) Error() string {
+	if errors.Is(e.Kind, ErrPinnedWorkerNotAllowed) {
+		return fmt.Sprintf("pinned worker %s is not in allowed worker set", e.WorkerID)
+	}
+	return fmt.Sprintf("pinned worker %s is overloaded", e.WorkerID)
+}
+
+// Is reports whether target is the error's Kind.
+func (e *PinnedWorkerError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the Kind sentinel.
+func (e *PinnedWorkerError) Unwrap() error { return e.Kind }
+
+// Select scores every candidate and picks one the way Dynamo's default worker
+// selector does (select_worker_with_policy → pick_default_worker in
+// scheduling/selector/{mod,default}.rs). It pulls at most one draw from r, and only
+// when the outcome is random (a T=0 tie or T>0). The Decision is filled as far as
+// possible even when an error is returned, so failures can be explained too.
+func Select(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req Request, r Rand) (Decision, error) {
+	return (&Selector{}).Select(cfg, th, workers, req, r)
+}
+
+// Selector runs selections exactly like Select and SelectWithDraw but keeps its
+// working memory from one call to the next, for callers that select many times
+// in a row (what-if loops, the all-prefill matrix, a live dashboard): with 10,000
+// candidates the per-candidate evidence alone is several megabytes, and
+// allocating it afresh each time doubles the cost of a selection.
+//
+// The Decision a Selector returns shares its Candidates array with the Selector:
+// it stays valid until the next call on the same Selector; copy it to keep it
+// longer. A Selector is not safe for concurrent use. The zero value is ready.
+type Selector struct {
+	cands []CandidateEvidence
+	costs []float64
+	vis   []selVisit
+}
+
+// Select is Select with reused memory (see Selector).
+func (sel *Selector) Select(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req Request, r Rand) (Decision, error) {
+	s, err := newSelState(sel, cfg, th, workers, &req)
+	if err != nil {
+		return s.decision, err
+	}
+	if err := s.score(); err != nil {
+		return s.decision, err
+	}
+	if !s.needsDraw() {
+		return s.pick(0)
+	}
+	if r == nil {
+		return s.decision, fmt.Errorf("%w: the outcome is random (tie or temperature > 0) but no Rand was supplied", ErrInvalidRequest)
+	}
+	return s.pick(r.Float64())
+}
+
+// SelectWithDraw is the pure form of Select: the uniform draw u in [0,1) is given
+// and always recorded (it is ignored when the outcome is not random).
+func SelectWithDraw(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req Request, u float64) (Decision, error) {
+	return (&Selector{}).SelectWithDraw(cfg, th, workers, req, u)
+}
+
+// SelectWithDraw is SelectWithDraw with reused memory (see Selector).
+func (sel *Selector) SelectWithDraw(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req Request, u float64) (Decision, error) {
+	s, err := newSelState(sel, cfg, th, workers, &req)
+	if err != nil {
+		return s.decision, err
+	}
+	if err := s.score(); err != nil {
+		return s.decision, err
+	}
+	return s.pick(u)
+}
+
+// selErrorKind names a selection error the way Dynamo's KvSchedulerError does.
+func selErrorKind(err error) string {
+	switch {
+	case errors.Is(err, ErrPinnedWorkerOverloaded):
+		return "PinnedWorkerOverloaded"
+	case errors.Is(err, ErrPinnedWorkerNotAllowed):
+		return "PinnedWorkerNotAllowed"
+	case errors.Is(err, ErrAllEligibleWorkersOverloaded):
+		return "AllEligibleWorkersOverloaded"
+	case errors.Is(err, ErrNoEndpoints):
+		return "NoEndpoints"
+	case errors.Is(err, ErrInvalidConfig), errors.Is(err, ErrInvalidOverride):
+		return "InvalidConfig"
+	}
+	return "InvalidRequest"
+}
+
+// MaxCandidates bounds the (worker, rank) pairs one selection will enumerate, so a
+// corrupt data_parallel_size cannot exhaust memory.
+const MaxCandidates = 1 << 20
+
+// selState is the working state of one Select call.
+//
+// Select is built to handle tens of thousands of candidates per call: the
+// per-request constants are resolved once, each worker is visited once for
+// eligibility (its reason, taints and preferred-taint multiplier are computed per
+// worker, not per rank), each candidate's load projection is looked up once, and
+// sparse overlap maps are read by merging their sorted keys with the canonical
+// candidate order instead of hashing every candidate. The only allocation that
+// grows with the candidate count besides the evidence itself is a compact cost
+// table.
+type selState struct {
+	sel      *Selector // memory reused across calls
+	req      *Request
+	b        ProfileBehavior
+	w        ResolvedWeights
+	workers  []Worker // the caller's slice, never modified
+	order    []int32  // indices into workers, sorted by worker id; nil if already sorted
+	decision Decision
+	// pinnedIdx and affinityIdx are candidate indices, or -1.
+	pinnedIdx, affinityIdx int
+	// costs holds the scored candidates' costs (then their probabilities at T>0);
+	// costs[j] belongs to candidate vis[j].idx, and every visited candidate is
+	// scored unless scoring fails.
+	costs []float64
+	// minCost and minCount summarise the scored costs (MinimumCostTies semantics);
+	// ties is the T=0 tie set once computed.
+	minCost  float64
+	minCount int
+	ties     []int32
+	tiesDone bool
+	// floor is the decay floor over the visited candidates; anyOverloaded records
+	// whether some candidate was rejected for overload.
+	floor         uint64
+	anyOverloaded bool
+	// vis is the candidates scoring visits, in canonical order, with their load
+	// projections (looked up once, during enumeration).
+	vis []selVisit
+}
+
+// selVisit is one candidate scoring visits: its index and load projection.
+type selVisit struct {
+	idx     int32
+	hasLoad bool
+	ap      uint64 // active prefill tokens
+	ad      uint64 // active decode blocks
+	ar      uint64 // active requests
+}
+
+// worker returns the index in s.workers of the k-th worker in id order.
+func (s *selState) worker(k int) int {
+	if s.order == nil {
+		return k
+	}
+	return int(s.order[k])
+}
+
+func (s *selState) fail(err error) error {
+	s.decision.ErrorKind = selErrorKind(err)
+	return err
+}
+
+func selInvalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+}
+
+// newSelState validates the inputs, enumerates every candidate in canonical order
+// and applies eligibility and the pinned-worker checks.
+func newSelState(sel *Selector, cfg KvRouterConfig, th BusyThresholds, workers []Worker, req *Request) (*selState, error) {
+	s := &selState{sel: sel, req: req, pinnedIdx: -1, affinityIdx: -1}
+	if err := s.validate(cfg, th, workers); err != nil {
+		err = s.fail(err)
+		return s, err
+	}
+	s.enumerate(th)
+	if err := s.applyPinned(); err != nil {
+		err = s.fail(err)
+		return s, err
+	}
+	return s, nil
+}
+
+func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Worker) error {
+	b, err := cfg.Profile.Behavior()
+	if err != nil {
+		return err
+	}
+	s.b = b
+	s.decision.Profile = b
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := th.Validate(); err != nil {
+		return err
+	}
+	req := s.req
+	if err := req.Override.Validate(cfg.Profile); err != nil {
+		return err
+	}
+	s.w = req.Override.Resolve(cfg)
+	s.decision.Weights = s.w
+	s.decision.Temperature = s.w.Temperature
+	if req.ISL <= 0 {
+		return selInvalidf("isl must be > 0 tokens, got %d (Dynamo asserts a non-empty prompt)", req.ISL)
+	}
+	if req.BlockSize <= 0 {
+		return selInvalidf("block size must be > 0 tokens, got %d", req.BlockSize)
+	}
+	s.decision.RequestBlocks = RequestBlocks(uint64(req.ISL), uint64(req.BlockSize))
+	if len(req.Constraints.PreferredTaints) > 0 {
+		for _, name := range req.Constraints.SortedPreferred() {
+			if v := req.Constraints.PreferredTaints[name]; math.IsNaN(v) || math.IsInf(v, 0) {
+				return selInvalidf("preferred taint %q has weight %v; weights must be finite", name, v)
+			}
+		}
+	}
+	// The first invalid effective overlap in canonical order is reported; sorting
+	// is only needed when there is one.
+	for _, v := range req.Overlap.EffectiveBlocks {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			for _, k := range selSortedKeys(req.Overlap.EffectiveBlocks) {
+				if v := req.Overlap.EffectiveBlocks[k]; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					return selInvalidf("effective overlap blocks for %s is %v; it must be finite and >= 0", k, v)
+				}
+			}
+		}
+	}
+	s.workers = workers
+	sorted := true
+	for i := 1; i < len(workers) && sorted; i++ {
+		sorted = workers[i-1].ID <= workers[i].ID
+	}
+	if !sorted {
+		// s.order stays nil when the workers are already in id order.
+		s.order = make([]int32, len(workers))
+		for i := range s.order {
+			s.order[i] = int32(i)
+		}
+		slices.SortFunc(s.order, func(a, b int32) int {
+			switch ia, ib := workers[a].ID, workers[b].ID; {
+			case ia < ib:
+				return -1
+			case ia > ib:
+				return 1
+			}
+			return 0
+		})
+	}
+	total := 0
+	for k := range workers {
+		w := &workers[s.worker(k)]
+		if k > 0 && workers[s.worker(k-1)].ID == w.ID {
+			return selInvalidf("worker %s is listed twice", w.ID)
+		}
+		start, end, ok := eligDpRange(w.Runtime)
+		if !ok {
+			return selInvalidf("worker %s: data_parallel_start_rank %d + data_parallel_size %d overflows a u32 rank",
+				w.ID, w.Runtime.DataParallelStartRank, w.Runtime.DataParallelSize)
+		}
+		total += int(end - start)
+		if total > MaxCandidates {
+			return selInvalidf("more than %d (worker, dp rank) candidates; check data_parallel_size", MaxCandidates)
+		}
+	}
+	if s.sel.cands != nil && cap(s.sel.cands) >= total {
+		s.decision.Candidates = s.sel.cands[:total]
+		clear(s.decision.Candidates)
+	} else {
+		s.decision.Candidates = make([]CandidateEvidence, total)
+		s.sel.cands = s.decision.Candidates
+	}
+	return nil
+}
+
+func selSortedKeys[V any](m map[WorkerWithDpRank]V) []WorkerWithDpRank {
+	keys := make([]WorkerWithDpRank, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, WorkerWithDpRank.Compare)
+	return keys
+}
+
+// selPreferred is the request's preferred taints, sorted by name, with the weights
+// already rounded through float32 (PreferredTaintMultiplier's arithmetic).
+type selPreferred struct {
+	names   []string
+	weights []float64
+}
+
+func newSelPreferred(c RoutingConstraints) selPreferred {
+	p := selPreferred{names: c.SortedPreferred()}
+	p.weights = make([]float64, len(p.names))
+	for i, n := range p.names {
+		p.weights[i] = float64(float32(c.PreferredTaints[n]))
+	}
+	return p
+}
+
+// multiplier is PreferredTaintMultiplier for a worker with the given sorted taints,
+// without the matched list: it returns how many names matched.
+func (p *selPreferred) multiplier(workerTaints []string) (mult, sum float64, nMatched int) {
+	for i, name := range p.names {
+		if _, found := slices.BinarySearch(workerTaints, name); found {
+			nMatched++
+			sum += p.weights[i]
+		}
+	}
+	return math.Exp(-math.Tanh(sum)), sum, nMatched
+}
+
+// matched fills dst with the matched names, in sorted order.
+func (p *selPreferred) matched(workerTaints, dst []string) {
+	k := 0
+	for _, name := range p.names {
+		if _, found := slices.BinarySearch(workerTaints, name); found {
+			dst[k] = name
+			k++
+		}
+	}
+}
+
+// enumerate lists every (worker, rank) in canonical order with its eligibility. For
+// every candidate that scoring visits it also records the load projection (s.vis),
+// the preferred-taint multiplier (in the candidate's terms) and the decay floor.
+func (s *selState) enumerate(th BusyThresholds) {
+	req := s.req
+	var allowed []WorkerID
+	if req.AllowedWorkers != nil {
+		allowed = slices.Clone(req.AllowedWorkers)
+		slices.Sort(allowed)
+	}
+	ai := 0 // merge cursor into allowed
+	var required []string
+	if len(req.Constraints.RequiredTaints) > 0 {
+		required = slices.Clone(req.Constraints.RequiredTaints)
+		slices.Sort(required)
+		required = slices.Compact(required)
+	}
+	needTaints := len(required) > 0 || len(req.Constraints.PreferredTaints) > 0
+	checkOverload := th.IsConfigured()
+	var pinned WorkerWithDpRank
+	hasPin := req.Pinned != nil
+	if hasPin {
+		pinned = *req.Pinned
+	}
+	var pref selPreferred
+	hasPref := len(req.Constraints.PreferredTaints) > 0 && !hasPin
+	if hasPref {
+		pref = newSelPreferred(req.Constraints)
+	}
+	needFloor := s.w.TrackPrefillTokens && s.w.OverlapScoreCreditDecay > 0
+	cands := s.decision.Candidates
+	nvis := len(cands)
+	if hasPin {
+		nvis = 1
+	}
+	vis := s.sel.vis[:0]
+	if cap(vis) < nvis {
+		vis = make([]selVisit, 0, nvis)
+	}
+	floor, floorSeen := uint64(0), false
+	n := 0
+	for k := range s.workers {
+		w := &s.workers[s.worker(k)]
+		start, end, _ := eligDpRange(w.Runtime)
+		ranks := int(end - start)
+		evs := cands[n : n+ranks : n+ranks]
+		first := n
+		n += ranks
+		// Eligibility is decided per worker in validate_worker_rank's order; every
+		// enumerated rank is within the worker's range.
+		if allowed != nil {
+			for ai < len(allowed) && allowed[ai] < w.ID {
+				ai++
+			}
+		}
+		var reason *Ineligibility
+		var taints []string
+		switch {
+		case allowed != nil && (ai >= len(allowed) || allowed[ai] != w.ID): //nolint:gocritic // nil means no allow-list; an empty one allows nobody
+			reason = eligNotAllowed(w.ID)
+		case w.Fenced:
+			reason = eligFenced(w.ID)
+		default:
+			if needTaints && (len(w.Runtime.Taints) > 0 || len(w.Runtime.TopologyDomains) > 0) {
+				taints = w.Runtime.EffectiveTaints()
+			}
+			if len(required) > 0 {
+				if missing := eligMissingTaints(taints, required); len(missing) > 0 {
+					reason = eligUnsatisfied(w.ID, missing)
+				}
+			}
+			if reason == nil && checkOverload && eligWorkerOverloaded(th, w) {
+				rep := WorkerOverload(th, *w)
+				reason = eligOverloaded(w.ID, &rep)
+				s.anyOverloaded = true
+			}
+		}
+		if reason != nil {
+			for r := range evs {
+				ev := &evs[r]
+				ev.Candidate = WorkerWithDpRank{WorkerID: w.ID, DpRank: uint32(start) + uint32(r)}
+				if w.Name != "" {
+					ev.WorkerName = w.Name
+				}
+				if w.WorkerType != "" {
+					ev.WorkerType = w.WorkerType
+				}
+				if r > 0 {
+					reason = eligCloneReason(reason)
+				}
+				ev.Reason = reason
+			}
+			continue
+		}
+		var mult, sum float64
+		var nMatched int
+		var matched []string
+		if hasPref {
+			mult, sum, nMatched = pref.multiplier(taints)
+			if nMatched > 0 {
+				matched = make([]string, nMatched*ranks)
+			}
+		}
+		for r := range evs {
+			ev := &evs[r]
+			c := WorkerWithDpRank{WorkerID: w.ID, DpRank: uint32(start) + uint32(r)}
+			ev.Candidate = c
+			if w.Name != "" {
+				ev.WorkerName = w.Name
+			}
+			if w.WorkerType != "" {
+				ev.WorkerType = w.WorkerType
+			}
+			ev.Eligible = true
+			if hasPin && c != pinned {
+				continue
+			}
+			load, hasLoad := w.Loads[c.DpRank]
+			vis = append(vis, selVisit{idx: int32(first + r), hasLoad: hasLoad,
+				ap: load.ActivePrefillTokens, ad: load.ActiveDecodeBlocks, ar: load.ActiveRequests})
+			if needFloor && (!floorSeen || load.ActivePrefillTokens < floor) {
+				floor, floorSeen = load.ActivePrefillTokens, true
+			}
+			if hasPref {
+				t := &ev.Terms
+				t.HasMultiplier, t.Multiplier, t.PreferredWeightSum = true, mult, sum
+				if nMatched > 0 {
+					m := matched[r*nMatched : (r+1)*nMatched : (r+1)*nMatched]
+					pref.matched(taints, m)
+					t.PreferredMatched = m
+				}
+			}
+		}
+	}
+	s.floor, s.vis = floor, vis
+	s.sel.vis = vis
+}
+
+// candidateIndex finds a candidate by binary search over the canonical order.
+func (s *selState) candidateIndex(c WorkerWithDpRank) int {
+	i, found := slices.BinarySearchFunc(s.decision.Candidates, c, func(e CandidateEvidence, t WorkerWithDpRank) int {
+		return e.Candidate.Compare(t)
+	})
+	if !found {
+		return -1
+	}
+	return i
+}
+
+// applyPinned mirrors the start of select_worker_with_policy: a pinned worker outside
+// the allow-list is PinnedWorkerNotAllowed; an overloaded one PinnedWorkerOverloaded
+// (never rerouted); any other failure (fenced, unknown, rank out of range, taints)
+// is NoEndpoints. It also resolves the session-affinity candidate.
+func (s *selState) applyPinned() error {
+	req := s.req
+	if p := req.Pinned; p != nil {
+		if req.AllowedWorkers != nil && !slices.Contains(req.AllowedWorkers, p.WorkerID) {
+			return &PinnedWorkerError{Kind: ErrPinnedWorkerNotAllowed, WorkerID: p.WorkerID}
+		}
+		idx := s.candidateIndex(*p)
+		if idx < 0 {
+			return fmt.Errorf("%w: pinned worker %s is unavailable or has no dp rank %d", ErrNoEndpoints, p.WorkerID, p.DpRank)
+		}
+		if r := s.decision.Candidates[idx].Reason; r != nil {
+			if r.Code == ReasonWorkerOverloaded {
+				return &PinnedWorkerError{Kind: ErrPinnedWorkerOverloaded, WorkerID: p.WorkerID}
+			}
+			return fmt.Errorf("%w: pinned worker %s: %s", ErrNoEndpoints, p.WorkerID, r.Text)
+		}
+		s.pinnedIdx = idx
+		return nil
+	}
+	if a := req.SessionAffinity; a != nil {
+		if idx := s.candidateIndex(*a); idx >= 0 && s.decision.Candidates[idx].Eligible {
+			s.affinityIdx = idx
+		}
+	}
+	return nil
+}
+
+// selOverlapU64 reads one overlap map in canonical candidate order. A sparse map is
+// read by walking its sorted entries alongside the candidates (one sort of the
+// map's keys instead of a hash lookup per candidate); a dense one by lookup.
+// Candidates must be asked for in increasing canonical order. (selOverlapF64 is
+// the same for float64 values; they are not generic so that get inlines.)
+type selOverlapU64 struct {
+	m      map[WorkerWithDpRank]uint64 // nil when empty
+	merge  bool
+	keys   []WorkerWithDpRank
+	vals   []uint64
+	cursor int
+}
+
+// selOverlapMergeMin is the fewest visited candidates for which a sparse overlap map
+// is sorted and merged (a variable so tests can exercise both paths on small inputs).
+var selOverlapMergeMin = 64
+
+// selOverlapMerge reports whether a map with n entries is read by merging when
+// scoring visits that many candidates. Sorting n keys costs about n·log2(n) cheap
+// comparisons against one hash lookup per visited candidate: merge when the map
+// has at most half as many entries as there are candidates to visit.
+func selOverlapMerge(n, visits int) bool {
+	return visits >= selOverlapMergeMin && n <= visits/2
+}
+
+func newSelOverlapU64(m map[WorkerWithDpRank]uint64, visits int) selOverlapU64 {
+	if len(m) == 0 {
+		return selOverlapU64{}
+	}
+	o := selOverlapU64{m: m}
+	if selOverlapMerge(len(m), visits) {
+		o.merge = true
+		o.keys, o.vals = selSortedEntries(m)
+	}
+	return o
+}
+
+// get returns the value for c; ok is false when the map has no entry for it.
+func (o *selOverlapU64) get(c WorkerWithDpRank) (v uint64, ok bool) {
+	if o.m == nil {
+		return 0, false
+	}
+	return o.getSlow(c)
+}
+
+func (o *selOverlapU64) getSlow(c WorkerWithDpRank) (v uint64, ok bool) {
+	if !o.merge {
+		v, ok = o.m[c]
+		return v, ok
+	}
+	k := o.cursor
+	for k < len(o.keys) && o.keys[k].Less(c) {
+		k++
+	}
+	o.cursor = k
+	if k < len(o.keys) && o.keys[k] == c {
+		o.cursor++
+		return o.vals[k], true
+	}
+	return 0, false
+}
+
+// selOverlapF64 is selOverlapU64 for float64 values.
+type selOverlapF64 struct {
+	m      map[WorkerWithDpRank]float64 // nil when empty
+	merge  bool
+	keys   []WorkerWithDpRank
+	vals   []float64
+	cursor int
+}
+
+func newSelOverlapF64(m map[WorkerWithDpRank]float64, visits int) selOverlapF64 {
+	if len(m) == 0 {
+		return selOverlapF64{}
+	}
+	o := selOverlapF64{m: m}
+	if selOverlapMerge(len(m), visits) {
+		o.merge = true
+		o.keys, o.vals = selSortedEntries(m)
+	}
+	return o
+}
+
+// get returns the value for c; ok is false when the map has no entry for it.
+func (o *selOverlapF64) get(c WorkerWithDpRank) (v float64, ok bool) {
+	if o.m == nil {
+		return 0, false
+	}
+	return o.getSlow(c)
+}
+
+func (o *selOverlapF64) getSlow(c WorkerWithDpRank) (v float64, ok bool) {
+	if !o.merge {
+		v, ok = o.m[c]
+		return v, ok
+	}
+	k := o.cursor
+	for k < len(o.keys) && o.keys[k].Less(c) {
+		k++
+	}
+	o.cursor = k
+	if k < len(o.keys) && o.keys[k] == c {
+		o.cursor++
+		return o.vals[k], true
+	}
+	return 0, false
+}
+
+// selEntry is one overlap-map entry; v holds the value's bits.
+type selEntry struct {
+	k WorkerWithDpRank
+	v uint64
+}
+
+// selSortedEntries returns m's keys in canonical order and their values.
+func selSortedEntries[V uint64 | float64](m map[WorkerWithDpRank]V) ([]WorkerWithDpRank, []V) {
+	es := make([]selEntry, 0, len(m))
+	for k, v := range m {
+		var bits uint64
+		switch x := any(v).(type) {
+		case float64:
+			bits = math.Float64bits(x)
+		case uint64:
+			bits = x
+		}
+		es = append(es, selEntry{k, bits})
+	}
+	es = selRadixSort(es)
+	keys := make([]WorkerWithDpRank, len(es))
+	vals := make([]V, len(es))
+	for i, e := range es {
+		keys[i] = e.k
+		var v any
+		switch any(vals[i]).(type) {
+		case float64:
+			v = math.Float64frombits(e.v)
+		case uint64:
+			v = e.v
+		}
+		vals[i] = v.(V)
+	}
+	return keys, vals
+}
+
+// selRadixSort sorts entries by key in canonical order (worker id, then dp rank)
+// with a stable least-significant-digit radix sort over the key's 12 bytes,
+// skipping every byte position on which all keys agree. Keys are unique (they come
+// from a map), so the order is fully determined. It returns the sorted slice,
+// which is es or a buffer of the same length.
+func selRadixSort(es []selEntry) []selEntry {
+	if len(es) < 2 {
+		return es
+	}
+	// Bits that differ between some keys; byte positions without any are skipped.
+	orID, andID := uint64(0), ^uint64(0)
+	orRank, andRank := uint32(0), ^uint32(0)
+	for i := range es {
+		orID |= uint64(es[i].k.WorkerID)
+		andID &= uint64(es[i].k.WorkerID)
+		orRank |= es[i].k.DpRank
+		andRank &= es[i].k.DpRank
+	}
+	diffID, diffRank := orID^andID, orRank^andRank
+	buf := make([]selEntry, len(es))
+	var count [256]int
+	pass := func(digit func(e *selEntry) uint8) {
+		count = [256]int{}
+		for i := range es {
+			count[digit(&es[i])]++
+		}
+		pos := 0
+		for b, c := range count {
+			count[b] = pos
+			pos += c
+		}
+		for i := range es {
+			b := digit(&es[i])
+			buf[count[b]] = es[i]
+			count[b]++
+		}
+		es, buf = buf, es
+	}
+	for shift := uint(0); shift < 32; shift += 8 {
+		if (diffRank>>shift)&0xff != 0 {
+			pass(func(e *selEntry) uint8 { return uint8(e.k.DpRank >> shift) })
+		}
+	}
+	for shift := uint(0); shift < 64; shift += 8 {
+		if (diffID>>shift)&0xff != 0 {
+			pass(func(e *selEntry) uint8 { return uint8(uint64(e.k.WorkerID) >> shift) })
+		}
+	}
+	return es
+}
+
+// score computes the cost terms of every visited candidate: the pinned one when a
+// worker is pinned (for_each_eligible_worker_rank), else every eligible one.
+func (s *selState) score() error {
+	d := &s.decision
+	if s.w.TrackPrefillTokens && s.w.OverlapScoreCreditDecay > 0 {
+		d.MinActivePrefillComputed = true
+		d.MinActivePrefillTokens = s.floor
+	}
+	req := s.req
+	ov := &req.Overlap
+	hasTier := len(ov.DeviceBlocks) > 0 || len(ov.HostBlocks) > 0 || len(ov.DiskBlocks) > 0
+	var merged []SharedHitRange
+	hasShared := ov.SharedHits != nil
+	if hasShared {
+		merged = costMergeHitRanges(ov.SharedHits)
+	}
+	visits := len(s.vis)
+	addBlocks := newSelOverlapU64(req.AdditionalActiveBlocks, visits)
+	effBlocks := newSelOverlapF64(ov.EffectiveBlocks, visits)
+	devBlocks := newSelOverlapU64(ov.DeviceBlocks, visits)
+	hostBlocks := newSelOverlapU64(ov.HostBlocks, visits)
+	diskBlocks := newSelOverlapU64(ov.DiskBlocks, visits)
+	cachedTokens := newSelOverlapU64(ov.CachedTokens, visits)
+	var allNew uint64
+	hasAllNew := req.AdditionalBlocksRule == AdditionalBlocksAllNew
+	if hasAllNew {
+		allNew = uint64(req.ISL) / uint64(req.BlockSize)
+	}
+	k := selCostConsts{
+		b:             &s.b,
+		w:             &s.w,
+		isl:           uint64(req.ISL),
+		blockSize:     uint64(req.BlockSize),
+		requestBlocks: d.RequestBlocks,
+		floor:         d.MinActivePrefillTokens,
+	}
+	k.init()
+
+	// The decay factors go first, in a loop of their own: their chained divisions
+	// then overlap across candidates. costs holds them until each is replaced by
+	// its candidate's cost.
+	if cap(s.sel.costs) >= visits {
+		s.costs = s.sel.costs[:visits]
+	} else {
+		s.costs = make([]float64, visits)
+		s.sel.costs = s.costs
+	}
+	for j := range s.vis {
+		s.costs[j] = k.decayFactor(s.vis[j].ap)
+	}
+	s.minCost = math.Inf(1)
+	for j := range s.vis {
+		v := &s.vis[j]
+		i := int(v.idx)
+		ev := &d.Candidates[i]
+		c := ev.Candidate
+		t := &ev.Terms
+		t.HasLoad = v.hasLoad
+		t.ActivePrefillTokens = v.ap
+		t.ActiveRequests = v.ar
+		if add, ok := addBlocks.get(c); ok {
+			t.AdditionalActiveBlocks = add
+		} else {
+			t.AdditionalActiveBlocks = allNew
+		}
+		t.EffectiveBlocks, _ = effBlocks.get(c)
+		if dev, ok := devBlocks.get(c); ok {
+			t.DeviceBlocks = float64(dev)
+		} else if !hasTier {
+			t.DeviceBlocks = t.EffectiveBlocks
+		}
+		host, _ := hostBlocks.get(c)
+		t.HostBlocks = float64(host)
+		disk, _ := diskBlocks.get(c)
+		t.DiskBlocks = float64(disk)
+		t.CachedTokens, _ = cachedTokens.get(c)
+		if hasShared {
+			t.SharedBeyondBlocks = costHitsBeyondMerged(merged, costDeviceDepth(t.DeviceBlocks))
+		}
+		k.terms(ev.WorkerType, v.ad, s.costs[j], t)
+		if t.HasMultiplier {
+			t.Cost = t.Logit * t.Multiplier
+		}
+		cost := t.Cost
+		if math.IsNaN(cost) || math.IsInf(cost, 0) {
+			// Candidates after this one were never reached: clear what enumerate
+			// recorded for them (the preferred-taint multiplier).
+			for _, v := range s.vis[j+1:] {
+				d.Candidates[v.idx].Terms = CostTerms{}
+			}
+			s.costs = s.costs[:j]
+			return s.fail(selInvalidf("cost for candidate %s is %v; the inputs overflow float64", c, cost))
+		}
+		ev.Scored = true
+		s.costs[j] = cost
+		// MinimumCostTies' minimum and tie count, on the fly.
+		if cost < s.minCost {
+			s.minCost, s.minCount = cost, 1
+		} else if cost == s.minCost {
+			s.minCount++
+		}
+	}
+	if len(s.costs) == 0 {
+		return s.fail(s.noCandidateError())
+	}
+	return nil
+}
+
+// noCandidateError distinguishes "only overload blocks routing" from "nothing fits"
+// (has_eligible_worker_ignoring_overload).
+func (s *selState) noCandidateError() error {
+	if s.anyOverloaded {
+		return ErrAllEligibleWorkersOverloaded
+	}
+	return ErrNoEndpoints
+}
+
+// needsDraw reports whether the pick is random: a T=0 tie or T>0 with more than
+// one candidate.
+func (s *selState) needsDraw() bool {
+	if s.pinnedIdx >= 0 || s.affinityIdx >= 0 {
+		return false
+	}
+	if s.w.Temperature != 0 {
+		return len(s.costs) > 1
+	}
+	return len(s.tieSet()) > 1
+}
+
+// tieSet returns the candidate indices at the minimum cost, narrowed by tree size
+// under ProfileLegacyTreeSize, and records MinCost.
+func (s *selState) tieSet() []int32 {
+	s.decision.MinCost = s.minCost
+	if s.tiesDone {
+		return s.ties
+	}
+	s.tiesDone = true
+	out := make([]int32, 0, s.minCount)
+	for k, c := range s.costs {
+		if c == s.minCost {
+			out = append(out, s.vis[k].idx)
+		}
+	}
+	if s.b.TieBreak == TieSmallestTreeThenRandom && len(out) > 1 {
+		d := &s.decision
+		best := uint64(math.MaxUint64)
+		for _, i := range out {
+			best = min(best, s.req.Overlap.TreeSizes[d.Candidates[i].Candidate])
+		}
+		narrowed := out[:0]
+		for _, i := range out {
+			if s.req.Overlap.TreeSizes[d.Candidates[i].Candidate] == best {
+				narrowed = append(narrowed, i)
+			}
+		}
+		out = narrowed
+	}
+	s.ties = out
+	return out
+}
+
+// pick applies the selection rule with draw u.
+func (s *selState) pick(u float64) (Decision, error) {
+	d := &s.decision
+	if err := sampleCheckDraw(u); err != nil {
+		return *d, s.fail(err)
+	}
+	d.Draw = u
+	set := func(i int, rule SelectionRule, cost float64) (Decision, error) {
+		d.Selected = d.Candidates[i].Candidate
+		d.SelectionRule = rule
+		d.SelectedCost = cost
+		return *d, nil
+	}
+	if s.pinnedIdx >= 0 {
+		ev := &d.Candidates[s.pinnedIdx]
+		d.MinCost = ev.Terms.Cost
+		ev.Probability = 1
+		return set(s.pinnedIdx, RulePinned, ev.Terms.Logit)
+	}
+	if s.affinityIdx >= 0 {
+		s.tieSet() // fills MinCost for the evidence
+		ev := &d.Candidates[s.affinityIdx]
+		ev.Probability = 1
+		return set(s.affinityIdx, RuleSessionAffinity, ev.Terms.Logit)
+	}
+	if s.w.Temperature == 0 {
+		ties := s.tieSet()
+		d.TieSet = make([]WorkerWithDpRank, len(ties))
+		for k, i := range ties {
+			d.TieSet[k] = d.Candidates[i].Candidate
+			d.Candidates[i].InTieSet = true
+			d.Candidates[i].Probability = 1 / float64(len(ties))
+		}
+		if len(ties) == 1 {
+			rule := RuleMinimumCost
+			i := int(ties[0])
+			if s.b.TieBreak == TieSmallestTreeThenRandom && d.MinCost == d.Candidates[i].Terms.Cost && s.minCount > 1 {
+				rule = RuleMinimumCostTieTreeSize
+			}
+			return set(i, rule, d.Candidates[i].Terms.Cost)
+		}
+		d.DrawUsed = true
+		rule := RuleMinimumCostTieRandom
+		i := int(ties[TieIndex(len(ties), u)])
+		return set(i, rule, d.Candidates[i].Terms.Cost)
+	}
+	d.MinCost = s.minCost
+	if err := sampleCheckTemperature(s.w.Temperature); err != nil {
+		return *d, s.fail(err)
+	}
+	p := s.costs // the costs are finite (checked in score); reuse them in place
+	softmaxInto(p, p, s.w.Temperature)
+	for k, v := range s.vis {
+		d.Candidates[v.idx].Probability = p[k]
+	}
+	d.DrawUsed = len(p) > 1
+	i := int(s.vis[SampleIndex(p, u)].idx)
+	return set(i, RuleSoftmaxSample, d.Candidates[i].Terms.Cost)
+}

@@ -1,0 +1,68 @@
+package routecore
+
+import "testing"
+
+// selBenchInput builds n single-rank workers with varied loads, a tenth with overlap.
+func selBenchInput(n int) ([]Worker, Request) {
+	ws := make([]Worker, n)
+	req := Request{ISL: 4096, BlockSize: 16, Overlap: OverlapInput{
+		DeviceBlocks: map[WorkerWithDpRank]uint64{},
+		CachedTokens: map[WorkerWithDpRank]uint64{},
+	}}
+	for i := range ws {
+		id := WorkerID(i*7919 + 1)
+		ws[i] = Worker{ID: id, Loads: map[uint32]RankLoad{0: {
+			ActivePrefillTokens: uint64(i*37) % 8192, ActiveDecodeBlocks: uint64(i*101) % 5000, ActiveRequests: uint64(i % 17),
+		}}}
+		if i%10 == 0 {
+			c := WorkerWithDpRank{WorkerID: id}
+			req.Overlap.DeviceBlocks[c] = uint64(i % 256)
+			req.Overlap.CachedTokens[c] = uint64(i%256) * 16
+		}
+	}
+	return ws, req
+}
+
+// BenchmarkSelect10k measures one selection over 10,000 candidates at T=0 and T>0.
+func BenchmarkSelect10k(b *testing.B) {
+	ws, req := selBenchInput(10_000)
+	for _, tc := range []struct {
+		name string
+		temp float64
+	}{{"T0", 0}, {"T0.5", 0.5}} {
+		cfg := DefaultKvRouterConfig()
+		cfg.RouterTemperature = tc.temp
+		cfg.OverlapScoreCreditDecay = 1
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSelectorReuse10k is BenchmarkSelect10k through a Selector that reuses
+// its memory between calls, as the what-if loops and the all-prefill matrix do.
+func BenchmarkSelectorReuse10k(b *testing.B) {
+	ws, req := selBenchInput(10_000)
+	for _, tc := range []struct {
+		name string
+		temp float64
+	}{{"T0", 0}, {"T0.5", 0.5}} {
+		cfg := DefaultKvRouterConfig()
+		cfg.RouterTemperature = tc.temp
+		cfg.OverlapScoreCreditDecay = 1
+		b.Run(tc.name, func(b *testing.B) {
+			var sel Selector
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := sel.SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
