@@ -814,16 +814,15 @@ func (s *selState) applyPinned() error {
 	return nil
 }
 
-// selOverlapU64 reads one overlap map in canonical candidate order. A sparse map is
+// selOverlap reads one overlap map in canonical candidate order. A sparse map is
 // read by walking its sorted entries alongside the candidates (one sort of the
 // map's keys instead of a hash lookup per candidate); a dense one by lookup.
-// Candidates must be asked for in increasing canonical order. (selOverlapF64 is
-// the same for float64 values; they are not generic so that get inlines.)
-type selOverlapU64 struct {
-	m      map[WorkerWithDpRank]uint64 // nil when empty
+// Candidates must be asked for in increasing canonical order.
+type selOverlap[V uint64 | float64] struct {
+	m      map[WorkerWithDpRank]V // nil when empty
 	merge  bool
 	keys   []WorkerWithDpRank
-	vals   []uint64
+	vals   []V
 	cursor int
 }
 
@@ -839,11 +838,11 @@ func selOverlapMerge(n, visits int) bool {
 	return visits >= selOverlapMergeMin && n <= visits/2
 }
 
-func newSelOverlapU64(m map[WorkerWithDpRank]uint64, visits int) selOverlapU64 {
+func newSelOverlap[V uint64 | float64](m map[WorkerWithDpRank]V, visits int) selOverlap[V] {
 	if len(m) == 0 {
-		return selOverlapU64{}
+		return selOverlap[V]{}
 	}
-	o := selOverlapU64{m: m}
+	o := selOverlap[V]{m: m}
 	if selOverlapMerge(len(m), visits) {
 		o.merge = true
 		o.keys, o.vals = selSortedEntries(m)
@@ -852,60 +851,14 @@ func newSelOverlapU64(m map[WorkerWithDpRank]uint64, visits int) selOverlapU64 {
 }
 
 // get returns the value for c; ok is false when the map has no entry for it.
-func (o *selOverlapU64) get(c WorkerWithDpRank) (v uint64, ok bool) {
+func (o *selOverlap[V]) get(c WorkerWithDpRank) (v V, ok bool) {
 	if o.m == nil {
 		return 0, false
 	}
 	return o.getSlow(c)
 }
 
-func (o *selOverlapU64) getSlow(c WorkerWithDpRank) (v uint64, ok bool) {
-	if !o.merge {
-		v, ok = o.m[c]
-		return v, ok
-	}
-	k := o.cursor
-	for k < len(o.keys) && o.keys[k].Less(c) {
-		k++
-	}
-	o.cursor = k
-	if k < len(o.keys) && o.keys[k] == c {
-		o.cursor++
-		return o.vals[k], true
-	}
-	return 0, false
-}
-
-// selOverlapF64 is selOverlapU64 for float64 values.
-type selOverlapF64 struct {
-	m      map[WorkerWithDpRank]float64 // nil when empty
-	merge  bool
-	keys   []WorkerWithDpRank
-	vals   []float64
-	cursor int
-}
-
-func newSelOverlapF64(m map[WorkerWithDpRank]float64, visits int) selOverlapF64 {
-	if len(m) == 0 {
-		return selOverlapF64{}
-	}
-	o := selOverlapF64{m: m}
-	if selOverlapMerge(len(m), visits) {
-		o.merge = true
-		o.keys, o.vals = selSortedEntries(m)
-	}
-	return o
-}
-
-// get returns the value for c; ok is false when the map has no entry for it.
-func (o *selOverlapF64) get(c WorkerWithDpRank) (v float64, ok bool) {
-	if o.m == nil {
-		return 0, false
-	}
-	return o.getSlow(c)
-}
-
-func (o *selOverlapF64) getSlow(c WorkerWithDpRank) (v float64, ok bool) {
+func (o *selOverlap[V]) getSlow(c WorkerWithDpRank) (v V, ok bool) {
 	if !o.merge {
 		v, ok = o.m[c]
 		return v, ok
@@ -1026,12 +979,12 @@ func (s *selState) score() error {
 		merged = costMergeHitRanges(ov.SharedHits)
 	}
 	visits := len(s.vis)
-	addBlocks := newSelOverlapU64(req.AdditionalActiveBlocks, visits)
-	effBlocks := newSelOverlapF64(ov.EffectiveBlocks, visits)
-	devBlocks := newSelOverlapU64(ov.DeviceBlocks, visits)
-	hostBlocks := newSelOverlapU64(ov.HostBlocks, visits)
-	diskBlocks := newSelOverlapU64(ov.DiskBlocks, visits)
-	cachedTokens := newSelOverlapU64(ov.CachedTokens, visits)
+	addBlocks := newSelOverlap(req.AdditionalActiveBlocks, visits)
+	effBlocks := newSelOverlap(ov.EffectiveBlocks, visits)
+	devBlocks := newSelOverlap(ov.DeviceBlocks, visits)
+	hostBlocks := newSelOverlap(ov.HostBlocks, visits)
+	diskBlocks := newSelOverlap(ov.DiskBlocks, visits)
+	cachedTokens := newSelOverlap(ov.CachedTokens, visits)
 	var allNew uint64
 	hasAllNew := req.AdditionalBlocksRule == AdditionalBlocksAllNew
 	if hasAllNew {

@@ -249,26 +249,8 @@ func parseDecoder(o *obj) (decoder, error) {
 		}
 		return bpeDec{suffix: s}, nil
 	case "Sequence":
-		if err := o.allow("Sequence decoder", "decoders"); err != nil {
-			return nil, err
-		}
-		l, err := o.list("decoders")
-		if err != nil {
-			return nil, err
-		}
-		var sq sequenceDec
-		for i, raw := range l {
-			so, err := parseObj(raw, index(o.sub("decoders"), i))
-			if err != nil {
-				return nil, err
-			}
-			d, err := parseDecoder(so)
-			if err != nil {
-				return nil, err
-			}
-			sq = append(sq, d)
-		}
-		return sq, nil
+		steps, err := parseSequence(o, "decoder", "decoders", func(so *obj, _ bool) (decoder, error) { return parseDecoder(so) })
+		return sequenceDec(steps), err
 	}
 	return nil, unsupported(o.sub("type"), "decoder type %q (supported: ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, BPEDecoder, Sequence)", t)
 }
@@ -341,26 +323,8 @@ func parsePostProcessor(o *obj) (postProcessor, error) {
 		}
 		return templatePost{before: []uint32{cls.ID}, after: []uint32{sep.ID}}, nil
 	case "Sequence":
-		if err := o.allow("Sequence post-processor", "processors"); err != nil {
-			return nil, err
-		}
-		l, err := o.list("processors")
-		if err != nil {
-			return nil, err
-		}
-		var sq sequencePost
-		for i, raw := range l {
-			so, err := parseObj(raw, index(o.sub("processors"), i))
-			if err != nil {
-				return nil, err
-			}
-			p, err := parsePostProcessor(so)
-			if err != nil {
-				return nil, err
-			}
-			sq = append(sq, p)
-		}
-		return sq, nil
+		steps, err := parseSequence(o, "post-processor", "processors", func(so *obj, _ bool) (postProcessor, error) { return parsePostProcessor(so) })
+		return sequencePost(steps), err
 	}
 	return nil, unsupported(o.sub("type"), "post-processor type %q (supported: ByteLevel, TemplateProcessing, BertProcessing, RobertaProcessing, Sequence)", t)
 }

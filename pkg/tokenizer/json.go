@@ -185,3 +185,29 @@ func oneOf(path, what, v string, allowed ...string) error {
 	}
 	return unsupported(path, "%s %q (supported: %s)", what, v, strings.Join(allowed, ", "))
 }
+
+// parseSequence parses the list of a Sequence component (the decoders of a
+// Sequence decoder, the normalizers of a Sequence normalizer, …), refusing any
+// other key. parse receives each element and whether it is the last one.
+func parseSequence[T any](o *obj, kind, field string, parse func(so *obj, last bool) (T, error)) ([]T, error) {
+	if err := o.allow("Sequence "+kind, field); err != nil {
+		return nil, err
+	}
+	l, err := o.list(field)
+	if err != nil {
+		return nil, err
+	}
+	steps := make([]T, 0, len(l))
+	for i, raw := range l {
+		so, err := parseObj(raw, index(o.sub(field), i))
+		if err != nil {
+			return nil, err
+		}
+		st, err := parse(so, i == len(l)-1)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}

@@ -153,26 +153,8 @@ func parseNormalizer(o *obj) (normalizer, error) {
 		}
 		return replaceNorm{m: m, content: c}, nil
 	case "Sequence":
-		if err := o.allow("Sequence normalizer", "normalizers"); err != nil {
-			return nil, err
-		}
-		l, err := o.list("normalizers")
-		if err != nil {
-			return nil, err
-		}
-		var sq sequenceNorm
-		for i, raw := range l {
-			so, err := parseObj(raw, index(o.sub("normalizers"), i))
-			if err != nil {
-				return nil, err
-			}
-			n, err := parseNormalizer(so)
-			if err != nil {
-				return nil, err
-			}
-			sq = append(sq, n)
-		}
-		return sq, nil
+		steps, err := parseSequence(o, "normalizer", "normalizers", func(so *obj, _ bool) (normalizer, error) { return parseNormalizer(so) })
+		return sequenceNorm(steps), err
 	}
 	return nil, unsupported(o.sub("type"), "normalizer type %q (supported: NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, Prepend, Replace, ByteLevel, Sequence)", t)
 }

@@ -289,26 +289,10 @@ func parsePreTokenizer(o *obj, last bool) (preTokenizer, error) {
 	}
 	switch t {
 	case "Sequence":
-		if err := o.allow("Sequence pre-tokenizer", "pretokenizers"); err != nil {
-			return nil, err
-		}
-		l, err := o.list("pretokenizers")
-		if err != nil {
-			return nil, err
-		}
-		sq := &sequencePre{}
-		for i, raw := range l {
-			so, err := parseObj(raw, index(o.sub("pretokenizers"), i))
-			if err != nil {
-				return nil, err
-			}
-			st, err := parsePreTokenizer(so, last && i == len(l)-1)
-			if err != nil {
-				return nil, err
-			}
-			sq.steps = append(sq.steps, st)
-		}
-		return sq, nil
+		steps, err := parseSequence(o, "pre-tokenizer", "pretokenizers", func(so *obj, lastStep bool) (preTokenizer, error) {
+			return parsePreTokenizer(so, last && lastStep)
+		})
+		return &sequencePre{steps: steps}, err
 	case "Split":
 		if err := o.allow("Split pre-tokenizer", "pattern", "behavior", "invert"); err != nil {
 			return nil, err
