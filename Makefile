@@ -17,7 +17,7 @@ LDFLAGS := -s -w \
 	-X $(MODULE)/internal/buildinfo.Commit=$(COMMIT) \
 	-X $(MODULE)/internal/buildinfo.Date=$(DATE)
 
-EXAMPLE_ARGS := hash --tokens 1,2,3,4,5,6,7,8,9,10,11,12 --block-size 4
+EXAMPLE_ARGS := topology --from-file examples/prefill-only-zone-required.yaml --exit-zero
 
 .PHONY: help
 help: ## Show this help
@@ -46,6 +46,7 @@ verify: ## Check gofmt, go vet, go.mod tidiness and house rules
 	go vet ./...
 	hack/verify-tidy.sh
 	hack/verify-code-patterns.sh
+	hack/verify-readme.sh
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)

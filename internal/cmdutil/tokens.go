@@ -20,6 +20,12 @@ const MaxInputFileBytes = 256 << 20
 // ReadInput reads a named file, or standard input for "-", up to
 // MaxInputFileBytes. what names the flag in errors.
 func ReadInput(in io.Reader, path, what string) ([]byte, error) {
+	return ReadInputLimit(in, path, what, MaxInputFileBytes)
+}
+
+// ReadInputLimit is ReadInput with another size limit (capture files may be
+// larger than token or prompt files).
+func ReadInputLimit(in io.Reader, path, what string, limit int64) ([]byte, error) {
 	var r io.Reader
 	if path == "-" {
 		r = in
@@ -34,12 +40,12 @@ func ReadInput(in io.Reader, path, what string) ([]byte, error) {
 		}
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxInputFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	if len(data) > MaxInputFileBytes {
-		return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit", what, displayPath(path), MaxInputFileBytes>>20)
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit", what, displayPath(path), limit>>20)
 	}
 	return data, nil
 }

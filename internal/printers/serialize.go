@@ -40,3 +40,6 @@ func YAML(w io.Writer, v any) error {
 	_, err = w.Write(y)
 	return err
 }
+
+// CanonicalJSON is the compact JSON form of v, for comparing documents.
+func CanonicalJSON(v any) ([]byte, error) { return json.Marshal(v) }

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 )
 
 // binDir holds kubectl-dynamo and kubectl_complete-dynamo, built once.
@@ -55,12 +57,23 @@ func setup(m *testing.M) (int, error) {
 		return 1, err
 	}
 	binDir = dir
-	return m.Run(), nil
+	// One real kube-apiserver + etcd for the live tests (skipped locally when the
+	// binaries are not provisioned; CI provisions them and fails otherwise).
+	return kubeenv.RunTests(m, kubeenv.Options{CRDs: []string{filepath.Join(root, "test", "crds")}, AuditLog: true}, &env), nil
 }
+
+// env is the shared control plane.
+var env *kubeenv.Env
 
 // kubectl runs the real kubectl with our binaries first on PATH and an empty
 // kubeconfig, so nothing on the machine leaks in.
 func kubectl(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return kubectlWith(t, filepath.Join(t.TempDir(), "kubeconfig"), args...)
+}
+
+// kubectlWith runs the real kubectl against a kubeconfig.
+func kubectlWith(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -73,7 +86,7 @@ func kubectl(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	home := t.TempDir()
 	cmd.Env = append(os.Environ(),
 		"PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KUBECONFIG="+filepath.Join(home, "kubeconfig"),
+		"KUBECONFIG="+kubeconfig,
 		"HOME="+home,
 	)
 	var out, errb bytes.Buffer

@@ -3,7 +3,9 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	cmdCapture "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/capture"
 	cmdHash "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/hash"
+	cmdTopology "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/topology"
 	cmdVersion "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/version"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
@@ -57,5 +59,7 @@ It never changes anything in the cluster.`,
 
 	cmd.AddCommand(cmdVersion.NewCmdVersion(f, nil))
 	cmd.AddCommand(cmdHash.NewCmdHash(f, nil))
+	cmd.AddCommand(cmdTopology.NewCmdTopology(f, nil))
+	cmd.AddCommand(cmdCapture.NewCmdCapture(f, nil))
 	return cmd
 }

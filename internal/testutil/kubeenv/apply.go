@@ -3,6 +3,7 @@ package kubeenv
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 )
@@ -72,11 +74,18 @@ func Decode(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var objs []*unstructured.Unstructured
 	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
+		// Decode each document's JSON text first and then with apimachinery's
+		// JSON package, which keeps integers as int64: decoding straight into a
+		// map would turn them into float64 and round ids above 2^53.
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
 				return objs, nil
 			}
+			return nil, err
+		}
+		var m map[string]any
+		if err := utiljson.Unmarshal(raw, &m); err != nil {
 			return nil, err
 		}
 		if len(m) == 0 {

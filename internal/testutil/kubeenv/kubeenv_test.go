@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -385,4 +387,25 @@ spec:
 func alive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// TestDecodeKeepsLargeIntegers guards against float64 rounding of ids above 2^53
+// in YAML and JSON documents.
+func TestDecodeKeepsLargeIntegers(t *testing.T) {
+	for _, doc := range []string{
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {}\nspec: {id: 7587885012467105317}\n",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"spec":{"id":7587885012467105317}}`,
+	} {
+		objs, err := kubeenv.Decode([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := unstructured.NestedFieldNoCopy(objs[0].Object, "spec", "id")
+		if err != nil || !found {
+			t.Fatalf("spec.id: %v %v", found, err)
+		}
+		if v, ok := got.(int64); !ok || v != 7587885012467105317 {
+			t.Errorf("spec.id = %v (%T), want int64 7587885012467105317", got, got)
+		}
+	}
 }

@@ -1,0 +1,193 @@
+// Package capture implements `kubectl dynamo capture`: a redacted, offline copy of
+// a live Dynamo deployment (Kubernetes objects, discovery etcd keys, frontend
+// metrics) that every read command accepts with --from-file.
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// Options are the inputs of the capture command.
+type Options struct {
+	IO *iostreams.IOStreams
+
+	Names         []string
+	AllNamespaces bool
+	Sources       cmdutil.SourceFlags
+	Output        cmdutil.OutputFlags
+
+	// Getenv reads KDYN_ETCD_USERNAME / KDYN_ETCD_PASSWORD; tests replace it.
+	Getenv func(string) string
+	// Now returns the current time (the capture's timestamp).
+	Now func() time.Time
+
+	// Resolved by Complete.
+	namespace  string
+	collect    inspect.CollectOptions
+	restConfig *rest.Config
+}
+
+// NewCmdCapture builds the command. runF, when set, replaces the run step (tests).
+func NewCmdCapture(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IOStreams, Getenv: os.Getenv, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "capture [DGD...] [-n NAMESPACE | -A] [--etcd-endpoints URL...] [--frontend-url URL] [-o yaml|json]",
+		Short: "Write a redacted capture file of live Dynamo deployments for offline analysis",
+		Long: `Read Dynamo deployments from the cluster — read-only — and write them to stdout as a
+capture file: a Kubernetes List of the DynamoGraphDeployments, their pods, the nodes
+they run on, DynamoWorkerMetadata, EndpointSlices, Services, warning Events and the
+Grove topology, plus the Dynamo discovery etcd keys and each frontend's /metrics and
+/busy_threshold answers (docs/capture-format.md).
+
+Every read command accepts the file with --from-file, so a capture can be analysed
+offline or attached to a bug report.
+
+The capture is redacted: Secrets are never read, managedFields and the
+last-applied-configuration annotation are dropped, and the values of secret-looking
+environment variables (HF_TOKEN, *_PASSWORD, *_API_KEY, …), of env vars backed by a
+Secret, of secret-looking flags (--token=…, --api-key …), Authorization headers,
+bearer and Hugging Face tokens, JWTs and passwords in URLs become REDACTED; so do
+the etcd password and the kubeconfig's token wherever they would appear. Review the
+file before sharing it all the same.
+
+Anything that could not be read (a missing CRD, a 403, an unreachable etcd or
+frontend) is recorded in the file and printed to stderr as a note.`,
+		Example: `  # Everything in the current namespace
+  kubectl dynamo capture > capture.yaml
+
+  # One deployment, with its etcd discovery data after a port-forward
+  kubectl port-forward -n dynamo svc/etcd 2379 &
+  kubectl dynamo capture llama-70b -n inference --etcd-endpoints http://localhost:2379 > capture.yaml
+
+  # Then, offline
+  kubectl dynamo topology --from-file capture.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Capture deployments in all namespaces")
+	o.Sources.AddFlags(cmd)
+	o.Output.Format = cmdutil.OutputYAML
+	cmdutil.AddOutputFlags(cmd, &o.Output, cmdutil.OutputYAML, cmdutil.OutputJSON)
+	return cmd
+}
+
+// Complete resolves the namespace, the cluster configuration and the sources.
+func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.Names = args
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if !o.AllNamespaces {
+		ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return cmdutil.WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
+				"Try: kubectl dynamo capture -n NAMESPACE")
+		}
+		o.namespace = ns
+	}
+	o.Sources.Getenv = o.Getenv
+	collect, err := o.Sources.CollectOptions(f, o.namespace, o.AllNamespaces, o.Names)
+	if err != nil {
+		return err
+	}
+	o.collect = collect
+	o.restConfig = collect.RESTConfig
+	return nil
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
+	if o.AllNamespaces && len(o.Names) > 0 {
+		return cmdutil.FlagErrorf("deployment names cannot be combined with --all-namespaces: name the namespace with -n")
+	}
+	return o.Sources.Validate()
+}
+
+// Run collects, redacts and writes the capture to stdout; notes go to stderr.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b, err := inspect.Collect(ctx, o.collect)
+	if err != nil {
+		return err
+	}
+	red := inspect.Redact(b, inspect.RedactOptions{Secrets: o.secrets()})
+	var buf bytes.Buffer
+	if err := inspect.WriteCapture(&buf, red); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	if o.Output.Format == cmdutil.OutputJSON {
+		j, err := yaml.YAMLToJSON(out)
+		if err != nil {
+			return fmt.Errorf("convert the capture to JSON: %w", err)
+		}
+		var ind bytes.Buffer
+		if err := json.Indent(&ind, j, "", "  "); err != nil {
+			return fmt.Errorf("convert the capture to JSON: %w", err)
+		}
+		ind.WriteByte('\n')
+		out = ind.Bytes()
+	}
+	if _, err := o.IO.Out.Write(out); err != nil {
+		return fmt.Errorf("write the capture: %w", err)
+	}
+	o.summary(red)
+	return nil
+}
+
+// secrets are literal values that must never reach the capture.
+func (o *Options) secrets() []string {
+	s := []string{o.collect.Etcd.Password}
+	if c := o.restConfig; c != nil {
+		s = append(s, c.BearerToken, c.Password)
+	}
+	return s
+}
+
+// summary prints what was captured, and every note, to stderr.
+func (o *Options) summary(b *inspect.Bundle) {
+	scope := "namespace " + b.Namespace
+	if o.AllNamespaces {
+		scope = "all namespaces"
+	}
+	deployments := 0
+	for _, u := range b.Objects {
+		if u.GetKind() == "DynamoGraphDeployment" {
+			deployments++
+		}
+	}
+	fmt.Fprintf(o.IO.ErrOut, "captured %d objects (%d deployment(s)) from %s, %d etcd keys, %d frontend scrapes\n",
+		len(b.Objects), deployments, scope, len(b.Etcd), len(b.Metrics))
+	for _, n := range b.Notes {
+		fmt.Fprintf(o.IO.ErrOut, "note (%s): %s\n", n.Source, n.Message)
+	}
+}

@@ -1,0 +1,254 @@
+package topology
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// style decorates text when colour is on; symbols carry the meaning without it.
+type style struct{ color bool }
+
+func (s style) sev(sev inspect.Severity, text string) string {
+	if !s.color {
+		return text
+	}
+	switch sev {
+	case inspect.SeverityError:
+		return "\x1b[31m" + text + "\x1b[0m"
+	case inspect.SeverityWarning:
+		return "\x1b[33m" + text + "\x1b[0m"
+	}
+	return "\x1b[2m" + text + "\x1b[0m"
+}
+
+func (s style) bold(text string) string {
+	if !s.color {
+		return text
+	}
+	return printers.Bold(text)
+}
+
+// severitySymbol marks severities so that they read without colour.
+func severitySymbol(sev inspect.Severity) string {
+	switch sev {
+	case inspect.SeverityError:
+		return "✗"
+	case inspect.SeverityWarning:
+		return "!"
+	}
+	return "i"
+}
+
+// printReport writes the human form of a report.
+func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n",
+		st.bold("Context:"), orDash(r.Context), st.bold("Namespace:"), namespaceLabel(r.Namespace), st.bold("Sources:"), sourcesLine(r.Sources))
+	if len(r.Deployments) == 0 {
+		b.WriteString("\nNo DynamoGraphDeployment found.\n")
+	}
+	for i := range r.Deployments {
+		d := &r.Deployments[i]
+		b.WriteString("\n")
+		fmt.Fprintf(&b, "%s %s/%s   %s %s   %s %s\n", st.bold("Deployment:"), d.Namespace, d.Name,
+			st.bold("Policy:"), policyLine(d.Policy), st.bold("Router:"), orDash(d.RouterMode))
+		b.WriteString("\n")
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+		b.Reset()
+		if o.Tree && d.Tree != nil {
+			writeTree(&b, d.Tree, "", true, true)
+		} else if err := domainTable(d, r.Findings, o).Render(w, tableOptions(o, st)); err != nil {
+			return err
+		}
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n" + st.bold("Findings:") + "\n")
+		for _, f := range r.Findings {
+			where := f.Namespace + "/" + f.Deployment
+			if f.Domain != "" {
+				where += " " + f.Domain
+			}
+			fmt.Fprintf(&b, "%s %s  %s  %s\n", st.sev(f.Severity, severitySymbol(f.Severity)+" "+string(f.Severity)),
+				st.bold(f.ID), where, f.Message)
+			if f.Hint != "" {
+				fmt.Fprintf(&b, "    fix: %s\n", f.Hint)
+			}
+			if o.Output.Format == "wide" && len(f.Objects) > 0 {
+				fmt.Fprintf(&b, "    objects: %s\n", strings.Join(f.Objects, ", "))
+			}
+		}
+	} else if len(r.Deployments) > 0 {
+		b.WriteString("\nNo findings.\n")
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n" + st.bold("Notes:") + "\n")
+		for _, n := range r.Notes {
+			prefix := string(n.Source)
+			if n.Deployment != "" {
+				prefix += " " + n.Deployment
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", prefix, n.Message)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func tableOptions(o *Options, st style) printers.TableOptions {
+	opts := printers.TableOptions{Wide: o.Output.Format == "wide", NoHeaders: o.Output.NoHeaders}
+	if st.color {
+		opts.HeaderStyle = printers.Bold
+	}
+	return opts
+}
+
+// domainTable is one row per value of the transfer domain.
+func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Options) *printers.Table {
+	domainHeader := "Domain"
+	if d.Policy != nil && d.Policy.Domain != "" {
+		domainHeader = d.Policy.Domain
+	}
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: domainHeader}, {Header: "Prefill"}, {Header: "Decode"}, {Header: "Prefill GPUs"}, {Header: "Decode GPUs"},
+		{Header: "P:D"}, {Header: "Decode Load"}, {Header: "Flags"},
+		{Header: "Prefill KV Tokens", Wide: true}, {Header: "Decode KV Tokens", Wide: true}, {Header: "Aggregated", Wide: true},
+		{Header: "Prefill Workers", Wide: true}, {Header: "Decode Workers", Wide: true},
+	}}
+	for _, dom := range d.Domains {
+		value := dom.Value
+		if value == "" {
+			value = "(no value)"
+			if d.Policy == nil {
+				value = "(all)"
+			}
+		}
+		t.AddRow(value,
+			fmt.Sprintf("%d/%d", dom.Prefill.Ready, dom.Prefill.Total),
+			fmt.Sprintf("%d/%d", dom.Decode.Ready, dom.Decode.Total),
+			strconv.FormatInt(dom.Prefill.GPUs, 10), strconv.FormatInt(dom.Decode.GPUs, 10),
+			ratio(dom.PrefillToDecode), percent(dom.DecodeLoadPercent), orDash(flags(dom, findings, d)),
+			tokens(dom.Prefill.KvTokens), tokens(dom.Decode.KvTokens),
+			fmt.Sprintf("%d/%d", dom.Aggregated.Ready, dom.Aggregated.Total),
+			strings.Join(dom.Prefill.Workers, ","), strings.Join(dom.Decode.Workers, ","))
+	}
+	return t
+}
+
+// flags lists the findings about a domain value, each with its severity symbol.
+func flags(dom inspect.DomainReport, findings []inspect.Finding, d *inspect.DeploymentReport) string {
+	parts := make([]string, 0, len(dom.Flags))
+	for _, id := range dom.Flags {
+		sev := inspect.SeverityInfo
+		for _, f := range findings {
+			if f.ID == id && f.Deployment == d.Name && f.Namespace == d.Namespace && f.Domain == dom.Value {
+				sev = f.Severity
+				break
+			}
+		}
+		parts = append(parts, severitySymbol(sev)+" "+id)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeTree(b *strings.Builder, n *inspect.TreeNode, indent string, last, root bool) {
+	label := "(deployment)"
+	if !root {
+		label = n.Domain + " " + n.Value
+		if n.Value == "" {
+			label = n.Domain + " <none>"
+		}
+	}
+	branch := ""
+	childIndent := indent
+	if !root {
+		branch = "├─ "
+		childIndent = indent + "│  "
+		if last {
+			branch = "└─ "
+			childIndent = indent + "   "
+		}
+	}
+	fmt.Fprintf(b, "%s%s%s   prefill %d/%d (%d GPUs)   decode %d/%d (%d GPUs)\n", indent, branch, label,
+		n.Prefill.Ready, n.Prefill.Total, n.Prefill.GPUs, n.Decode.Ready, n.Decode.Total, n.Decode.GPUs)
+	for i, c := range n.Children {
+		writeTree(b, c, childIndent, i == len(n.Children)-1, false)
+	}
+}
+
+func policyLine(p *inspect.PolicySummary) string {
+	if p == nil {
+		return "none (no kvTransferPolicy)"
+	}
+	s := p.Domain + " " + p.Enforcement
+	if p.PreferredWeight != nil {
+		s += " weight " + strconv.FormatFloat(*p.PreferredWeight, 'g', -1, 64)
+	}
+	switch {
+	case p.LabelKey != "":
+		s += " (label " + p.LabelKey + ")"
+	case p.ClusterTopologyName != "":
+		s += " (topology " + p.ClusterTopologyName + ")"
+	}
+	return s
+}
+
+func sourcesLine(src []inspect.SourceStatus) string {
+	if len(src) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(src))
+	for _, s := range src {
+		p := string(s.Kind)
+		if !s.At.IsZero() {
+			p += " " + s.At.UTC().Format(time.TimeOnly)
+		}
+		if s.Degraded {
+			p += " (DEGRADED)"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func namespaceLabel(ns string) string {
+	if ns == "" {
+		return "(all)"
+	}
+	return ns
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ratio(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*r, 'f', 2, 64)
+}
+
+func percent(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', 0, 64) + "%"
+}
+
+func tokens(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.FormatUint(n, 10)
+}

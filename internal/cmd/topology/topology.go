@@ -1,0 +1,328 @@
+package topology
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// Options are the inputs of the topology command.
+type Options struct {
+	IO  *iostreams.IOStreams
+	Now func() time.Time
+
+	Names         []string
+	AllNamespaces bool
+	FromFile      string
+	Output        cmdutil.OutputFlags
+	Tree          bool
+	Watch         bool
+	WatchInterval time.Duration
+	FailOn        string
+	ExitZero      bool
+	SkewFactor    float64
+	Sources       cmdutil.SourceFlags
+
+	// load reads a Bundle (from the capture file or the cluster); set by Complete.
+	load func(ctx context.Context) (*inspect.Bundle, error)
+	// namespace is the resolved namespace ("" with -A).
+	namespace string
+}
+
+// NewCmdTopology builds the command. runF, when set, replaces the run step (tests).
+func NewCmdTopology(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(inspect.SeverityError), SkewFactor: 2, WatchInterval: 5 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "topology [DGD...] [-n NAMESPACE | -A] [--from-file FILE]",
+		Short: "Show prefill/decode capacity per topology domain and flag topology mismatches",
+		Long: `Show, for each DynamoGraphDeployment, the prefill and decode capacity in every value of
+its KV-transfer domain (zone, rack, NVLink domain, …), and the findings that would make
+topology-aware routing fail — above all a domain with ready prefill workers and no
+ready decode worker, where every request prefilled there fails under required
+enforcement.
+
+Reads the cluster (read-only), the Dynamo discovery etcd when the deployment uses it,
+and the frontend's /metrics; or a capture file with --from-file (no cluster needed).
+
+Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
+		Example: `  # Every deployment in the current namespace
+  kubectl dynamo topology
+
+  # One deployment, as JSON, failing a CI job on warnings too
+  kubectl dynamo topology llama-70b -n inference -o json --fail-on warning
+
+  # Offline, from a capture file (kubectl dynamo capture > capture.yaml)
+  kubectl dynamo topology --from-file capture.yaml
+
+  # The hierarchy (zone › rack › host)
+  kubectl dynamo topology --tree`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List deployments in all namespaces")
+	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read a capture file (kubectl dynamo capture) instead of the cluster; - for stdin")
+	fl.BoolVar(&o.Tree, "tree", false, "Show the topology hierarchy (e.g. zone › rack › host) instead of the domain table")
+	fl.BoolVarP(&o.Watch, "watch", "w", false, "Re-read the cluster and reprint whenever the report changes")
+	fl.DurationVar(&o.WatchInterval, "watch-interval", o.WatchInterval, "How often --watch re-reads the cluster")
+	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
+	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
+	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
+	o.Sources.AddFlags(cmd)
+	cmdutil.AddOutputFlags(cmd, &o.Output)
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// Complete resolves the namespace and the data source.
+func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.Names = args
+	if o.FromFile != "" {
+		if set := o.Sources.LiveOnlyFlagsSet(cmd); len(set) > 0 {
+			return cmdutil.FlagErrorf("%s read a live deployment and cannot be used with --from-file", strings.Join(set, ", "))
+		}
+		name := o.FromFile
+		o.load = func(context.Context) (*inspect.Bundle, error) {
+			data, err := cmdutil.ReadInputLimit(o.IO.In, name, "--from-file", inspect.MaxCaptureBytes)
+			if err != nil {
+				return nil, err
+			}
+			b, err := inspect.ReadCapture(bytes.NewReader(data), name)
+			if err != nil {
+				return nil, fmt.Errorf("--from-file %s: %w", name, err)
+			}
+			return b, nil
+		}
+		if cmd.Flags().Changed("namespace") {
+			ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+			if err == nil {
+				o.namespace = ns
+			}
+		}
+		return nil
+	}
+	if !o.AllNamespaces {
+		ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return cmdutil.WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
+				"Try: kubectl dynamo topology -n NAMESPACE, or --from-file capture.yaml to work offline")
+		}
+		o.namespace = ns
+	}
+	collect, err := o.Sources.Collector(f, o.namespace, o.AllNamespaces, o.Names)
+	if err != nil {
+		return err
+	}
+	o.load = collect
+	return nil
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
+	if !slices.Contains([]string{"error", "warning", "info"}, o.FailOn) {
+		return cmdutil.FlagErrorf("--fail-on must be error, warning or info, not %q", o.FailOn)
+	}
+	if o.SkewFactor < 1 {
+		return cmdutil.FlagErrorf("--skew-factor must be at least 1 (a ratio factor), got %g", o.SkewFactor)
+	}
+	if o.Watch && o.FromFile != "" {
+		return cmdutil.FlagErrorf("--watch re-reads a live cluster; it cannot be used with --from-file")
+	}
+	if o.Watch && o.WatchInterval < time.Second {
+		return cmdutil.FlagErrorf("--watch-interval must be at least 1s, got %s", o.WatchInterval)
+	}
+	if o.AllNamespaces && len(o.Names) > 0 {
+		return cmdutil.FlagErrorf("deployment names cannot be combined with --all-namespaces: name the namespace with -n")
+	}
+	return o.Sources.Validate()
+}
+
+// Run reads, analyses and prints; with --watch it repeats until interrupted.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !o.Watch {
+		report, err := o.report(ctx)
+		if err != nil {
+			return err
+		}
+		if err := o.print(report); err != nil {
+			return err
+		}
+		return o.exitFor(report)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	var last []byte
+	ticker := time.NewTicker(o.WatchInterval)
+	defer ticker.Stop()
+	for {
+		report, err := o.report(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
+			fmt.Fprintf(o.IO.ErrOut, "%s  error: %v (retrying in %s)\n", o.Now().UTC().Format(time.TimeOnly), err, o.WatchInterval)
+		default:
+			key, _ := printers.CanonicalJSON(reportWithoutTimes(report))
+			if !bytes.Equal(key, last) {
+				last = key
+				if o.Output.IsTable() {
+					fmt.Fprintf(o.IO.Out, "--- %s\n", o.Now().UTC().Format(time.RFC3339))
+				}
+				if err := o.print(report); err != nil {
+					return err
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
+	b, err := o.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := inspect.Build(b)
+	if err != nil {
+		return nil, err
+	}
+	if o.FromFile == "" && len(snap.Deployments) == 0 {
+		if err := nothingReadable(snap); err != nil {
+			return nil, err
+		}
+	}
+	if err := filterSnapshot(snap, o.namespace, o.Names, o.FromFile != ""); err != nil {
+		return nil, err
+	}
+	return inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}), nil
+}
+
+// filterSnapshot keeps the deployments asked for; naming one that does not exist
+// is an error.
+func filterSnapshot(s *inspect.Snapshot, namespace string, names []string, offline bool) error {
+	if namespace != "" {
+		s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool { return d.Namespace != namespace })
+		s.Namespace = namespace
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, n := range names {
+		if !slices.ContainsFunc(s.Deployments, func(d inspect.Deployment) bool { return d.Name == n }) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		where := "namespace " + namespaceLabel(namespace)
+		if offline {
+			where = "the capture file"
+		}
+		return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment named %s in %s", strings.Join(missing, ", "), where),
+			"Try: kubectl dynamo topology -A to list every deployment, or kubectl get dgd -A")
+	}
+	s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool { return !slices.Contains(names, d.Name) })
+	return nil
+}
+
+func (o *Options) print(r *inspect.Report) error {
+	switch o.Output.Format {
+	case cmdutil.OutputJSON:
+		return printers.JSON(o.IO.Out, r)
+	case cmdutil.OutputYAML:
+		return printers.YAML(o.IO.Out, r)
+	}
+	return printReport(o.IO.Out, r, o, style{color: o.IO.ColorEnabled()})
+}
+
+// exitFor returns the findings exit (2) when a finding reaches --fail-on.
+func (o *Options) exitFor(r *inspect.Report) error {
+	if o.ExitZero {
+		return nil
+	}
+	threshold := inspect.Severity(o.FailOn).Rank()
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity.Rank() >= threshold {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d finding(s) at or above %s (exit code 2; --exit-zero reports without failing)", n, o.FailOn)
+	if !o.Output.IsTable() {
+		msg = ""
+	}
+	return &cmdutil.ResultError{Code: cmdutil.ExitFindings, Message: msg}
+}
+
+// reportWithoutTimes drops the read times so --watch reprints only on real change.
+func reportWithoutTimes(r *inspect.Report) *inspect.Report {
+	c := *r
+	c.Sources = make([]inspect.SourceStatus, len(r.Sources))
+	for i, s := range r.Sources {
+		s.At = time.Time{}
+		c.Sources[i] = s
+	}
+	return &c
+}
+
+// nothingReadable turns "no deployment found" into an error when a source was
+// degraded: a user who may read nothing must not get a clean, empty report (and
+// exit 0 in CI).
+func nothingReadable(s *inspect.Snapshot) error {
+	degraded := false
+	for _, src := range s.Sources {
+		degraded = degraded || src.Degraded
+	}
+	if !degraded {
+		return nil
+	}
+	var msgs []string
+	for _, n := range s.Notes {
+		if n.Severity == inspect.NoteWarning {
+			msgs = append(msgs, n.Message)
+		}
+	}
+	detail := strings.Join(msgs, "; ")
+	if detail == "" {
+		detail = "a data source was degraded"
+	}
+	return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s", detail),
+		"Try: kubectl auth can-i list dynamographdeployments.nvidia.com, and see docs/rbac.md for the read-only role")
+}

@@ -1,0 +1,178 @@
+package topology_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
+)
+
+const examples = "../../../examples/"
+
+// TestTopologyGolden pins what users see for every example in every format.
+func TestTopologyGolden(t *testing.T) {
+	files, err := filepath.Glob(examples + "*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		for _, format := range []string{"table", "wide", "json", "yaml", "tree"} {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				args := []string{"topology", "--from-file", "examples/" + filepath.Base(f), "-o", format}
+				if format == "tree" {
+					args = []string{"topology", "--from-file", "examples/" + filepath.Base(f), "--tree"}
+				}
+				r := runIn(t, args...)
+				golden.Assert(t, cmdtest.Transcript(args, "", r))
+				if r.ExitCode != 0 && r.ExitCode != 2 {
+					t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+				}
+			})
+		}
+	}
+}
+
+// runIn runs the command from the repository root so example paths read as users
+// type them.
+func runIn(t *testing.T, args ...string) cmdtest.Result {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir("../../.."); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Chdir(wd) }()
+	return cmdtest.Run(t, args...)
+}
+
+type report struct {
+	Kind        string `json:"kind"`
+	Deployments []struct {
+		Name    string `json:"name"`
+		Domains []struct {
+			Value   string `json:"value"`
+			Prefill struct{ Ready, Total int }
+			Decode  struct{ Ready, Total int }
+		} `json:"domains"`
+	} `json:"deployments"`
+	Findings []struct {
+		ID       string `json:"id"`
+		Severity string `json:"severity"`
+		Domain   string `json:"domain"`
+	} `json:"findings"`
+}
+
+func TestTopologyExitCodesAndFindings(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		check    func(t *testing.T, r report)
+	}{
+		{"healthy is clean", []string{"--from-file", "examples/healthy-three-zone-required.yaml"}, 0, func(t *testing.T, r report) {
+			for _, f := range r.Findings {
+				if f.Severity == "error" || f.Severity == "warning" {
+					t.Errorf("unexpected finding %+v", f)
+				}
+			}
+			if len(r.Deployments) != 1 || len(r.Deployments[0].Domains) != 3 {
+				t.Fatalf("want 1 deployment with 3 zones: %+v", r.Deployments)
+			}
+		}},
+		{"prefill-only zone fails required", []string{"--from-file", "examples/prefill-only-zone-required.yaml"}, 2, func(t *testing.T, r report) {
+			found := false
+			for _, f := range r.Findings {
+				if f.ID == "PrefillDomainWithoutDecode" && f.Domain == "us-east-1c" && f.Severity == "error" {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("PrefillDomainWithoutDecode on us-east-1c missing: %+v", r.Findings)
+			}
+		}},
+		{"exit-zero reports only", []string{"--from-file", "examples/prefill-only-zone-required.yaml", "--exit-zero"}, 0, nil},
+		{"fail-on warning", []string{"--from-file", "examples/preferred-rollout-drift.yaml", "--fail-on", "warning"}, 2, func(t *testing.T, r report) {
+			ids := map[string]bool{}
+			for _, f := range r.Findings {
+				ids[f.ID] = true
+			}
+			for _, want := range []string{"TopologyLabelDrift", "WorkerMissingDomain", "TopologyLabelMissingEvent"} {
+				if !ids[want] {
+					t.Errorf("finding %s missing: %v", want, ids)
+				}
+			}
+		}},
+		{"etcd example builds instances", []string{"--from-file", "examples/etcd-discovery-v1alpha1.yaml", "--fail-on", "error"}, 0, func(t *testing.T, r report) {
+			if len(r.Deployments) != 1 || len(r.Deployments[0].Domains) != 2 {
+				t.Fatalf("want 2 racks: %+v", r.Deployments)
+			}
+		}},
+		{"name filter", []string{"--from-file", "examples/healthy-three-zone-required.yaml", "llama3-70b"}, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"topology", "-o", "json"}, tt.args...)
+			r := runIn(t, args...)
+			if r.ExitCode != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr %s", r.ExitCode, tt.wantCode, r.Stderr)
+			}
+			var rep report
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, r.Stdout)
+			}
+			if rep.Kind != "TopologyReport" {
+				t.Errorf("kind = %q", rep.Kind)
+			}
+			if tt.check != nil {
+				tt.check(t, rep)
+			}
+		})
+	}
+}
+
+func TestTopologyErrors(t *testing.T) {
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+	}{
+		{"unknown_deployment", []string{"topology", "--from-file", "examples/healthy-three-zone-required.yaml", "nope"}, ""},
+		{"missing_file", []string{"topology", "--from-file", "examples/does-not-exist.yaml"}, ""},
+		{"not_a_capture", []string{"topology", "--from-file", "-"}, "hello: [unterminated"},
+		{"bad_fail_on", []string{"topology", "--from-file", "x", "--fail-on", "fatal"}, ""},
+		{"bad_skew", []string{"topology", "--from-file", "x", "--skew-factor", "0.5"}, ""},
+		{"watch_offline", []string{"topology", "--from-file", "x", "--watch"}, ""},
+		{"names_with_all_namespaces", []string{"topology", "-A", "a"}, ""},
+		{"bad_output", []string{"topology", "--from-file", "x", "-o", "xml"}, ""},
+		{"empty_capture", []string{"topology", "--from-file", "-"}, "apiVersion: v1\nkind: List\nitems: []\n"},
+		{"live_flags_offline", []string{"topology", "--from-file", "x", "--etcd-endpoints", "http://etcd:2379", "--no-frontend"}, ""},
+		{"no_etcd_with_endpoints", []string{"topology", "--no-etcd", "--etcd-endpoints", "http://etcd:2379"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wd, _ := os.Getwd()
+			if err := os.Chdir("../../.."); err != nil {
+				t.Fatal(err)
+			}
+			r := cmdtest.RunWith(t, cmdtest.Options{Stdin: tc.stdin}, tc.args...)
+			_ = os.Chdir(wd)
+			golden.Assert(t, cmdtest.Transcript(tc.args, tc.stdin, r))
+			if tc.name == "empty_capture" {
+				if r.ExitCode != 0 {
+					t.Errorf("exit %d", r.ExitCode)
+				}
+				return
+			}
+			if r.ExitCode != 1 || !strings.HasPrefix(r.Stderr, "error: ") {
+				t.Errorf("want exit 1 with one error, got %d: %q", r.ExitCode, r.Stderr)
+			}
+		})
+	}
+}

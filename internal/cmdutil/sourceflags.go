@@ -1,0 +1,113 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// SourceFlags are the flags that reach Dynamo's own data sources besides the
+// Kubernetes API: the discovery etcd and the frontend. Every command that reads a
+// live deployment (topology, capture, explain-route, dashboard) registers them.
+type SourceFlags struct {
+	EtcdEndpoints   []string
+	EtcdCACert      string
+	EtcdCert        string
+	EtcdKey         string
+	EtcdUsername    string
+	EtcdPassword    string
+	EtcdDialTimeout time.Duration
+	EtcdTimeout     time.Duration
+	FrontendURL     string
+	NoFrontend      bool
+	NoEtcd          bool
+	NodeSelector    string
+
+	// Getenv reads KDYN_ETCD_USERNAME and KDYN_ETCD_PASSWORD when the flags are
+	// empty; os.Getenv when nil (tests replace it).
+	Getenv func(string) string
+}
+
+// AddFlags registers the flags on cmd.
+func (s *SourceFlags) AddFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&s.EtcdEndpoints, "etcd-endpoints", nil, "Dynamo discovery etcd endpoints (for deployments using etcd discovery), e.g. https://etcd:2379")
+	fl.StringVar(&s.EtcdCACert, "etcd-cacert", "", "CA bundle to verify the etcd server")
+	fl.StringVar(&s.EtcdCert, "etcd-cert", "", "Client certificate for etcd")
+	fl.StringVar(&s.EtcdKey, "etcd-key", "", "Client key for etcd")
+	fl.StringVar(&s.EtcdUsername, "etcd-username", "", "etcd user (or KDYN_ETCD_USERNAME)")
+	fl.StringVar(&s.EtcdPassword, "etcd-password", "", "etcd password (or KDYN_ETCD_PASSWORD; never printed)")
+	fl.DurationVar(&s.EtcdDialTimeout, "etcd-dial-timeout", 5*time.Second, "Timeout for connecting to etcd")
+	fl.DurationVar(&s.EtcdTimeout, "etcd-timeout", 10*time.Second, "Timeout for each etcd request")
+	fl.StringVar(&s.FrontendURL, "frontend-url", "", "Reach the frontend directly (e.g. http://localhost:8000 after a port-forward) instead of through the API server's service proxy")
+	fl.BoolVar(&s.NoFrontend, "no-frontend", false, "Do not read the frontend's /metrics and /busy_threshold")
+	fl.BoolVar(&s.NoEtcd, "no-etcd", false, "Do not read etcd, not even when the deployment's pods name one (ETCD_ENDPOINTS)")
+	fl.StringVar(&s.NodeSelector, "node-selector", "", "Label selector narrowing the one Node LIST (e.g. nvidia.com/gpu.present=true)")
+}
+
+// Validate checks the source flags.
+func (s *SourceFlags) Validate() error {
+	if (s.EtcdCert == "") != (s.EtcdKey == "") {
+		return FlagErrorf("--etcd-cert and --etcd-key must be given together")
+	}
+	if s.NoFrontend && s.FrontendURL != "" {
+		return FlagErrorf("--no-frontend and --frontend-url cannot be used together")
+	}
+	if s.NoEtcd && len(s.EtcdEndpoints) > 0 {
+		return FlagErrorf("--no-etcd and --etcd-endpoints cannot be used together")
+	}
+	return nil
+}
+
+// LiveOnlyFlagsSet names the source flags given on cmd: they read a live
+// deployment and mean nothing with a capture file.
+func (s *SourceFlags) LiveOnlyFlagsSet(cmd *cobra.Command) []string {
+	var set []string
+	for _, name := range []string{"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-username", "etcd-password",
+		"etcd-dial-timeout", "etcd-timeout", "frontend-url", "no-frontend", "no-etcd", "node-selector"} {
+		if cmd.Flags().Changed(name) {
+			set = append(set, "--"+name)
+		}
+	}
+	return set
+}
+
+// CollectOptions turns the flags and the kubectl connection flags into the
+// options of a live collection.
+func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, names []string) (inspect.CollectOptions, error) {
+	cfg, err := f.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return inspect.CollectOptions{}, WithHint(fmt.Errorf("load the kubeconfig: %w", err),
+			"Try: kubectl config get-contexts, --kubeconfig FILE, or --from-file capture.yaml to work offline")
+	}
+	contextName := ""
+	if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
+		contextName = *f.ConfigFlags.Context
+	} else if raw, err := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
+		contextName = raw.CurrentContext
+	}
+	etcd := inspect.EtcdOptions{
+		Endpoints: s.EtcdEndpoints, CACert: s.EtcdCACert, Cert: s.EtcdCert, Key: s.EtcdKey,
+		Username: s.EtcdUsername, Password: s.EtcdPassword,
+		DialTimeout: s.EtcdDialTimeout, RequestTimeout: s.EtcdTimeout, Now: f.Now,
+	}.WithEnv(s.Getenv)
+	return inspect.CollectOptions{
+		RESTConfig: cfg, Context: contextName,
+		Namespace: namespace, AllNamespaces: all, Names: names, NodeSelector: s.NodeSelector,
+		Etcd: etcd, NoEtcd: s.NoEtcd, NoFrontend: s.NoFrontend, FrontendURL: s.FrontendURL, Now: f.Now,
+	}, nil
+}
+
+// Collector returns a function that reads the live deployment each time it is
+// called (once for a report, repeatedly for --watch).
+func (s *SourceFlags) Collector(f *Factory, namespace string, all bool, names []string) (func(ctx context.Context) (*inspect.Bundle, error), error) {
+	opts, err := s.CollectOptions(f, namespace, all, names)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }, nil
+}

@@ -1,0 +1,584 @@
+package inspect
+
+import (
+	"cmp"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// bldWorker is a Worker being built.
+type bldWorker struct {
+	out  Worker
+	p    *bldPod // nil for an etcd instance matched to no pod
+	comp *bldComponent
+	// ctype is the component type (label, else the DGD's declared type).
+	ctype string
+	// argv is the main container's command line, shell-split.
+	argv []string
+	// env is the main container's resolved env (with DGD fallbacks).
+	env func(string) (string, bool)
+	// candidate marks a pod with no known component type: it is kept only if it
+	// published instances.
+	candidate bool
+	// insts are the instances before merging.
+	insts []*bldInstance
+}
+
+func bldIsWorkerType(t string) bool { return t == "worker" || t == "prefill" || t == "decode" }
+
+// buildPods sorts the DGD's pods into frontends and workers.
+func (bd *bldBuilder) buildPods(d *bldDeployment) {
+	dwmByPod := bd.dwmsByPod(d)
+	for _, p := range d.pods {
+		labels := p.pod.Labels
+		comp := d.component(labels[bldLabelComponent])
+		ctype := labels[bldLabelComponentType]
+		if ctype == "" && comp != nil {
+			ctype = comp.c.Type
+		}
+		ctype = strings.ToLower(ctype)
+		switch {
+		case ctype == "frontend":
+			d.frontends = append(d.frontends, p)
+			continue
+		case bldIsWorkerType(ctype), ctype == "":
+		default:
+			continue // planner, epp, …: not capacity
+		}
+		w := &bldWorker{p: p, comp: comp, ctype: ctype, candidate: ctype == ""}
+		w.out = Worker{
+			Pod: p.pod.Name, Namespace: p.pod.Namespace, Node: p.pod.Spec.NodeName,
+			Component: labels[bldLabelComponent], Phase: string(p.pod.Status.Phase),
+			LabelKeyAnnotation: cmp.Or(p.pod.Annotations[bldAnnTopologyLabelKey], p.pod.Annotations[bldAnnTopologyName]),
+		}
+		if w.out.Component == "" && comp != nil {
+			w.out.Component = comp.c.Name
+		}
+		w.out.Ready = bd.podReady(p)
+		bd.podGPUs(d, w)
+		bd.podReplica(d, w)
+		w.env = bd.workerEnv(d, w)
+		if p.main != nil {
+			w.argv = bldArgv(p.main.Command, p.main.Args, w.env)
+		} else if comp != nil {
+			w.argv = bldArgv(comp.command, comp.args, w.env)
+		}
+		for _, u := range dwmByPod[p.pod.Name] {
+			w.insts = append(w.insts, bd.decodeDWM(d, u)...)
+		}
+		d.workers = append(d.workers, w)
+	}
+	// Dynamo namespaces the deployment's processes use, for etcd matching.
+	for _, p := range d.pods {
+		if v := p.pod.Labels[bldLabelDynamoNamespace]; v != "" {
+			d.dynNamespaces[v] = true
+		}
+		if p.main != nil {
+			env, _ := bldEnvMap(p.main.Env)
+			if v := env["DYN_NAMESPACE"]; v != "" {
+				d.dynNamespaces[v] = true
+				if sfx := env["DYN_NAMESPACE_WORKER_SUFFIX"]; sfx != "" {
+					d.dynNamespaces[v+"-"+sfx] = true
+				}
+			}
+		}
+	}
+	if d.specDynNamespace != "" {
+		d.dynNamespaces[d.specDynNamespace] = true
+	}
+}
+
+// dwmsByPod maps pod names to the DynamoWorkerMetadata objects they published:
+// by owner reference, else by name (<pod> or <pod>-<container>).
+func (bd *bldBuilder) dwmsByPod(d *bldDeployment) map[string][]*bldDWM {
+	out := map[string][]*bldDWM{}
+	pods := map[string]*bldPod{}
+	for _, p := range d.pods {
+		pods[p.pod.Name] = p
+	}
+	for _, u := range bd.dwms[d.out.Namespace] {
+		owner := ""
+		for _, ref := range u.GetOwnerReferences() {
+			if ref.Kind == "Pod" && pods[ref.Name] != nil {
+				owner = ref.Name
+				break
+			}
+		}
+		name := u.GetName()
+		if owner == "" && pods[name] != nil {
+			owner = name
+		}
+		if owner == "" {
+			for _, p := range d.pods {
+				for _, c := range p.pod.Spec.Containers {
+					if name == p.pod.Name+"-"+c.Name {
+						owner = p.pod.Name
+					}
+				}
+			}
+		}
+		if owner != "" {
+			out[owner] = append(out[owner], &bldDWM{u: u})
+		}
+	}
+	return out
+}
+
+// podReady is the pod's Ready condition, and'ed with its EndpointSlice
+// readiness when an EndpointSlice targets it.
+func (bd *bldBuilder) podReady(p *bldPod) bool {
+	ready := false
+	for _, c := range p.pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	if r, ok := bd.sliceReady[p.pod.Namespace+"/"+p.pod.Name]; ok {
+		ready = ready && r
+	}
+	return ready
+}
+
+// podGPUs sums nvidia.com/gpu and nvidia.com/mig-* over the pod's containers
+// (and native sidecars): the request, else the limit.
+func (bd *bldBuilder) podGPUs(d *bldDeployment, w *bldWorker) {
+	cs := slices.Clone(w.p.pod.Spec.Containers)
+	for _, c := range w.p.pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			cs = append(cs, c)
+		}
+	}
+	res := map[string]int64{}
+	for _, c := range cs {
+		names := map[corev1.ResourceName]bool{}
+		for n := range c.Resources.Requests {
+			names[n] = true
+		}
+		for n := range c.Resources.Limits {
+			names[n] = true
+		}
+		for n := range names {
+			s := string(n)
+			if s != bldGPUResource && !strings.HasPrefix(s, bldMIGPrefix) {
+				continue
+			}
+			q, ok := c.Resources.Requests[n]
+			if !ok {
+				q = c.Resources.Limits[n]
+			}
+			v := q.Value() // rounds up fractions
+			if v < 0 {
+				bd.note(d.src, d.out.Key(), "pod %s/%s: container %s requests a negative %s (%s); it is not counted", w.p.pod.Namespace, w.p.pod.Name, c.Name, s, q.String())
+				continue
+			}
+			if res[s] > math.MaxInt64-v {
+				res[s] = math.MaxInt64
+			} else {
+				res[s] += v
+			}
+		}
+	}
+	for _, k := range bldSortedKeys(res) {
+		if res[k] == 0 {
+			delete(res, k)
+			continue
+		}
+		if w.out.GPUs > math.MaxInt64-res[k] {
+			w.out.GPUs = math.MaxInt64
+		} else {
+			w.out.GPUs += res[k]
+		}
+	}
+	if len(res) > 0 {
+		w.out.GPUResources = res
+	}
+}
+
+// podReplica groups multinode pods (Grove PCSG leader/worker cliques, or LWS
+// groups) into replicas; a single-node pod is its own replica and leader.
+func (bd *bldBuilder) podReplica(d *bldDeployment, w *bldWorker) {
+	l := w.p.pod.Labels
+	w.out.Replica, w.out.Leader = w.p.pod.Name, true
+	multinode := w.comp != nil && w.comp.c.NodesPerReplica > 1
+	clique := l[bldGroveLabelClique]
+	for _, sfx := range []string{"-ldr", "-wkr", "-gms"} {
+		if l[bldGroveLabelPCSG] != "" && strings.HasSuffix(clique, sfx) {
+			w.out.Replica = strings.TrimSuffix(clique, sfx)
+			w.out.Leader = sfx == "-ldr"
+			return
+		}
+	}
+	if l[bldLWSLabelName] != "" && l[bldLWSLabelGroupIndex] != "" {
+		w.out.Replica = l[bldLWSLabelName] + "-" + l[bldLWSLabelGroupIndex]
+		w.out.Leader = l[bldLWSLabelWorkerIndex] == "0"
+		return
+	}
+	if multinode && l[bldGroveLabelPCSG] != "" && l[bldGroveLabelPCSGReplica] != "" {
+		// A multinode component whose clique names carry no role suffix: group by
+		// scaling-group replica; the leader is the pod that publishes (set later).
+		w.out.Replica = l[bldGroveLabelPCSG] + "-" + l[bldGroveLabelPCSGReplica] + "-" + strings.ToLower(w.out.Component)
+		w.out.Leader = false
+	}
+}
+
+// workerEnv returns the worker's env lookup: the pod's main container first,
+// then the component's and the DGD's env from the spec.
+func (bd *bldBuilder) workerEnv(d *bldDeployment, w *bldWorker) func(string) (string, bool) {
+	var podEnv, compEnv map[string]string
+	if w.p != nil && w.p.main != nil {
+		podEnv, _ = bldEnvMap(w.p.main.Env)
+	}
+	if w.comp != nil {
+		compEnv, _ = bldEnvMap(w.comp.env)
+	}
+	dgdEnv, _ := bldEnvMap(d.env)
+	return bldLookup(podEnv, compEnv, dgdEnv)
+}
+
+// finishWorkers resolves roles, leaders, domain values and topology facts.
+func (bd *bldBuilder) finishWorkers(d *bldDeployment) {
+	// Multinode replicas without a role suffix: the publishing pod leads.
+	byReplica := map[string][]*bldWorker{}
+	for _, w := range d.workers {
+		byReplica[w.out.Replica] = append(byReplica[w.out.Replica], w)
+	}
+	for _, rk := range bldSortedKeys(byReplica) {
+		ws := byReplica[rk]
+		if slices.ContainsFunc(ws, func(w *bldWorker) bool { return w.out.Leader }) {
+			continue
+		}
+		for _, w := range ws {
+			if len(w.out.Instances) > 0 {
+				w.out.Leader = true
+				break
+			}
+		}
+	}
+	d.workers = slices.DeleteFunc(d.workers, func(w *bldWorker) bool { return w.candidate && len(w.out.Instances) == 0 })
+
+	hasPrefill := false
+	var undecided []*bldWorker
+	for _, w := range d.workers {
+		role, signal := bd.role(d, w)
+		if role == "" {
+			undecided = append(undecided, w)
+			continue
+		}
+		w.out.Role, w.out.RoleSignal = role, signal
+		hasPrefill = hasPrefill || role == RolePrefill
+	}
+	for _, w := range undecided {
+		switch {
+		case !bldIsWorkerType(w.ctype):
+			w.out.Role, w.out.RoleSignal = RoleUnknown, "no signal"
+		case hasPrefill:
+			w.out.Role, w.out.RoleSignal = RoleDecode, "deployment has prefill workers"
+		default:
+			w.out.Role, w.out.RoleSignal = RoleAggregated, "deployment has no prefill workers"
+		}
+	}
+	for _, w := range d.workers {
+		bd.workerTopology(d, w)
+	}
+}
+
+// bldRoleWord maps a role word to a Role ("" when it is not one).
+func bldRoleWord(s string) Role {
+	s = strings.ToLower(strings.TrimSpace(s))
+	switch s {
+	case "prefill":
+		return RolePrefill
+	case "decode":
+		return RoleDecode
+	case "encode":
+		return RoleEncode
+	case "aggregated", "agg", "prefill|decode", "decode|prefill", "prefill_and_decode", "null", "none":
+		return RoleAggregated
+	}
+	return ""
+}
+
+// role decides a worker's role from the strongest signal present, or "" when
+// only the deployment-wide fallback can decide.
+func (bd *bldBuilder) role(d *bldDeployment, w *bldWorker) (Role, string) {
+	for _, in := range w.out.Instances {
+		if in.WorkerType == "" {
+			continue
+		}
+		if r := bldRoleWord(in.WorkerType); r != "" {
+			return r, "card worker_type"
+		}
+		bd.note(w.src(d), d.out.Key(), "instance %s of %s publishes an unknown worker_type %q; its role is taken from other signals", in.ID, bldWorkerRef(w), in.WorkerType)
+	}
+	for _, bi := range w.insts {
+		if bi.legacyPrefill != "" {
+			return RolePrefill, bi.legacyPrefill
+		}
+	}
+	var labels map[string]string
+	if w.p != nil {
+		labels = w.p.pod.Labels
+	}
+	if r := bldRoleWord(labels[bldLabelSubComponentType]); r == RolePrefill || r == RoleDecode || r == RoleEncode {
+		return r, "label " + bldLabelSubComponentType
+	}
+	if w.comp != nil {
+		if r := bldRoleWord(w.comp.c.SubComponentType); r == RolePrefill || r == RoleDecode || r == RoleEncode {
+			return r, "DGD subComponentType"
+		}
+	}
+	if r := bldRoleWord(labels[bldLabelComponentType]); r == RolePrefill || r == RoleDecode {
+		return r, "label " + bldLabelComponentType
+	}
+	if w.comp != nil && labels[bldLabelComponentType] == "" {
+		if r := bldRoleWord(w.comp.c.Type); r == RolePrefill || r == RoleDecode {
+			return r, "DGD component type"
+		}
+	}
+	if r, flag := bldRoleFromArgs(w.argv); r != "" {
+		return r, "arg " + flag
+	}
+	name := strings.ToLower(w.out.Component)
+	switch {
+	case strings.Contains(name, "prefill"):
+		return RolePrefill, "component name"
+	case strings.Contains(name, "decode"):
+		return RoleDecode, "component name"
+	}
+	return "", ""
+}
+
+// bldRoleFromArgs reads --disaggregation-mode (vLLM, SGLang, TRT-LLM) and the
+// older --is-prefill-worker / --is-decode-worker flags.
+func bldRoleFromArgs(argv []string) (Role, string) {
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		name, val, hasVal := strings.Cut(a, "=")
+		switch name {
+		case "--disaggregation-mode", "--disaggregation_mode":
+			if !hasVal {
+				if i+1 >= len(argv) {
+					continue
+				}
+				val = argv[i+1]
+			}
+			if r := bldRoleWord(val); r != "" {
+				return r, "--disaggregation-mode"
+			}
+		case "--is-prefill-worker":
+			if !hasVal || bldTruthy(val) {
+				return RolePrefill, "--is-prefill-worker"
+			}
+		case "--is-decode-worker":
+			if !hasVal || bldTruthy(val) {
+				return RoleDecode, "--is-decode-worker"
+			}
+		}
+	}
+	return "", ""
+}
+
+func bldTruthy(s string) bool {
+	b, err := strconv.ParseBool(s)
+	return err == nil && b
+}
+
+// workerTopology fills the domain values, topology env, node and pod labels.
+func (bd *bldBuilder) workerTopology(d *bldDeployment, w *bldWorker) {
+	pol := d.out.Policy
+	// Published values come from the first instance with a runtime config.
+	for _, in := range w.out.Instances {
+		rc := in.Runtime
+		if len(rc.TopologyDomains) == 0 && rc.KvTransferDomain == "" {
+			continue
+		}
+		w.out.Domain.PublishedDomain = rc.KvTransferDomain
+		dom := rc.KvTransferDomain
+		if pol != nil && pol.Domain != "" {
+			dom = pol.Domain
+		}
+		w.out.Domain.Published = rc.TopologyDomains[dom]
+		break
+	}
+	get := func(k string) string { v, _ := w.env(k); return v }
+	w.out.TopologyEnv = TopologyEnv{
+		Enabled: get("DYN_TOPOLOGY_ENABLED"), TransferDomain: get("DYN_KV_TRANSFER_DOMAIN"),
+		Enforcement: get("DYN_KV_TRANSFER_ENFORCEMENT"), PreferredWeight: get("DYN_KV_TRANSFER_PREFERRED_WEIGHT"),
+		MountPath: get("DYN_TOPOLOGY_MOUNT_PATH"),
+	}
+	if w.p == nil {
+		return
+	}
+	podLabels := w.p.pod.Labels
+	nodeLabels, nodeKnown := bd.nodes[w.out.Node]
+	if pol != nil {
+		if pol.PodLabelKey != "" {
+			w.out.Domain.Pod = podLabels[pol.PodLabelKey]
+		}
+		if pol.NodeLabelKey != "" && nodeKnown {
+			w.out.Domain.Node = nodeLabels[pol.NodeLabelKey]
+		}
+	}
+	// Node labels: well-known topology keys and every key the policy or topology
+	// object names.
+	keys := slices.Clone(bldWellKnownNodeLabels)
+	if pol != nil {
+		keys = append(keys, pol.LabelKey, pol.NodeLabelKey)
+	}
+	if t := d.out.Topology; t != nil {
+		for _, l := range t.Levels {
+			keys = append(keys, l.NodeLabelKey)
+		}
+	}
+	if nodeKnown {
+		nl := map[string]string{}
+		for _, k := range keys {
+			if v, ok := nodeLabels[k]; ok && k != "" {
+				nl[k] = v
+			}
+		}
+		for k, v := range nodeLabels {
+			for _, p := range bldNodeLabelPrefixes {
+				if strings.HasPrefix(k, p) {
+					nl[k] = v
+				}
+			}
+		}
+		if len(nl) > 0 {
+			w.out.NodeLabels = nl
+		}
+	}
+	pl := map[string]string{}
+	for k, v := range podLabels {
+		if strings.HasPrefix(k, bldPodTopologyPrefix) {
+			pl[k] = v
+		}
+	}
+	if pol != nil {
+		for _, k := range []string{pol.PodLabelKey, pol.LabelKey} {
+			if v, ok := podLabels[k]; ok && k != "" {
+				pl[k] = v
+			}
+		}
+	}
+	if len(pl) > 0 {
+		w.out.PodLabels = pl
+	}
+}
+
+// bldWorkerRef names a worker in messages.
+func bldWorkerRef(w *bldWorker) string {
+	if w.p != nil {
+		return "pod " + w.out.Namespace + "/" + w.out.Pod
+	}
+	return "worker " + w.out.Replica
+}
+
+// buildFrontends converts the frontend pods.
+func (bd *bldBuilder) buildFrontends(d *bldDeployment) {
+	for _, p := range d.frontends {
+		f := Frontend{Pod: p.pod.Name, Node: p.pod.Spec.NodeName, Ready: bd.podReady(p), Service: bd.serviceFor(p)}
+		d.out.Frontends = append(d.out.Frontends, f)
+	}
+}
+
+// serviceFor returns "name:port" of the first Service (by name) in the pod's
+// namespace whose selector matches the pod, preferring the port named http.
+func (bd *bldBuilder) serviceFor(p *bldPod) string {
+	for _, u := range bd.services[p.pod.Namespace] {
+		var spec corev1.ServiceSpec
+		raw := u.Object["spec"]
+		if raw == nil || bldRecode(raw, &spec) != nil || len(spec.Selector) == 0 || len(spec.Ports) == 0 {
+			continue
+		}
+		match := true
+		for k, v := range spec.Selector {
+			if p.pod.Labels[k] != v {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		port := spec.Ports[0]
+		for _, sp := range spec.Ports {
+			if sp.Name == "http" {
+				port = sp
+				break
+			}
+		}
+		return u.GetName() + ":" + strconv.Itoa(int(port.Port))
+	}
+	return ""
+}
+
+// bldShells are the shells whose -c script is split into words.
+var bldShells = map[string]bool{"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true, "ksh": true, "busybox": true}
+
+// bldArgv returns a container's command line as words: command and args with
+// the kubelet's $(VAR) expansion, and a shell's -c script (or a lone argument
+// holding a whole command line) split shell-like, with $VAR expanded from env.
+func bldArgv(command, args []string, env func(string) (string, bool)) []string {
+	argv := make([]string, 0, len(command)+len(args))
+	for _, a := range slices.Concat(command, args) {
+		argv = append(argv, bldExpandKube(a, env))
+	}
+	for i, a := range argv {
+		if !bldShells[path.Base(a)] {
+			continue
+		}
+		for j := i + 1; j < len(argv)-1; j++ {
+			f := argv[j]
+			if !strings.HasPrefix(f, "-") || strings.HasPrefix(f, "--") {
+				break
+			}
+			if strings.Contains(f, "c") {
+				return append(slices.Clone(argv[:j+1]), bldShellWords(argv[j+1], env)...)
+			}
+		}
+	}
+	if len(argv) == 1 && strings.ContainsAny(argv[0], " \t\n") {
+		return bldShellWords(argv[0], env)
+	}
+	return argv
+}
+
+// bldExpandKube expands $(VAR) references as the kubelet does ($$ escapes a
+// dollar); unknown references are kept verbatim.
+func bldExpandKube(s string, env func(string) (string, bool)) string {
+	if !strings.Contains(s, "$") || env == nil {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '$' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end >= 0 {
+				name := s[i+2 : i+2+end]
+				if v, ok := env(name); ok {
+					b.WriteString(v)
+					i += 2 + end
+					continue
+				}
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

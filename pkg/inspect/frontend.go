@@ -1,0 +1,350 @@
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Frontend source defaults.
+const (
+	// DefaultFrontendTimeout bounds each frontend request.
+	DefaultFrontendTimeout = 10 * time.Second
+	// DefaultMaxMetricsBytes bounds a /metrics answer.
+	DefaultMaxMetricsBytes = 64 << 20
+	// DefaultMaxBusyThresholdBytes bounds a /busy_threshold answer.
+	DefaultMaxBusyThresholdBytes = 1 << 20
+	// DefaultFrontendPort is the frontend's HTTP port.
+	DefaultFrontendPort = 8000
+)
+
+// FrontendTarget is one deployment's frontend: a Service reached through the
+// API server's service proxy, or a URL reached directly.
+type FrontendTarget struct {
+	Namespace  string
+	Deployment string
+	// Service and Port (a port name or number) are used when URL is empty.
+	Service string
+	Port    string
+	// URL is the frontend's base URL (http or https), e.g. http://localhost:8000.
+	URL string
+}
+
+// where describes the target for notes and Source fields.
+func (t FrontendTarget) where() string {
+	if t.URL != "" {
+		return redactURLs(t.URL)
+	}
+	return "service " + t.Namespace + "/" + t.Service + ":" + t.Port
+}
+
+// FrontendOptions configure the frontend source.
+type FrontendOptions struct {
+	// API reaches Services through the service proxy; needed for targets without URL.
+	API KubeAPI
+	// HTTPClient reaches URL targets; a client without redirects to other hosts
+	// when nil.
+	HTTPClient *http.Client
+	// Targets are the frontends read.
+	Targets []FrontendTarget
+	// Timeout bounds each request; DefaultFrontendTimeout when 0.
+	Timeout time.Duration
+	// MaxMetricsBytes and MaxBusyThresholdBytes are size limits (defaults above).
+	MaxMetricsBytes       int64
+	MaxBusyThresholdBytes int64
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+}
+
+// FrontendResult is what the frontend source read.
+type FrontendResult struct {
+	Metrics        []FrontendMetrics
+	BusyThresholds []FrontendBusyThresholds
+	Source         SourceStatus
+	Notes          []Note
+	// Requests is the number of HTTP GETs made.
+	Requests int
+}
+
+// FrontendTargets finds each deployment's frontend Service among objs: a Service
+// labelled nvidia.com/dynamo-graph-deployment-name=<dgd> and
+// nvidia.com/dynamo-component-type=frontend, port named "http", else port 8000,
+// else its only port. Deployments are the DGDs in objs (or, without DGDs, the
+// deployments named by pod labels). A deployment without a frontend Service gets
+// a note.
+func FrontendTargets(objs []*unstructured.Unstructured) ([]FrontendTarget, []Note) {
+	deployments := map[string]bool{} // ns/name
+	frontendPods := map[string]bool{}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "DynamoGraphDeployment":
+			deployments[u.GetNamespace()+"/"+u.GetName()] = true
+		case "Pod":
+			if d := u.GetLabels()[srcLabelDeploymentName]; d != "" && u.GetLabels()[srcLabelComponentType] == "frontend" {
+				frontendPods[u.GetNamespace()+"/"+d] = true
+			}
+		}
+	}
+	hasDGD := len(deployments) > 0
+	if !hasDGD {
+		for k := range frontendPods {
+			deployments[k] = true
+		}
+	}
+	found := map[string]FrontendTarget{}
+	for _, u := range objs {
+		if u.GetKind() != "Service" {
+			continue
+		}
+		l := u.GetLabels()
+		key := u.GetNamespace() + "/" + l[srcLabelDeploymentName]
+		if l[srcLabelComponentType] != "frontend" || !deployments[key] {
+			continue
+		}
+		if prev, ok := found[key]; ok && prev.Service < u.GetName() {
+			continue // several: the first by name, deterministically
+		}
+		found[key] = FrontendTarget{Namespace: u.GetNamespace(), Deployment: l[srcLabelDeploymentName], Service: u.GetName(), Port: servicePort(u)}
+	}
+	keys := make([]string, 0, len(deployments))
+	for k := range deployments {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var targets []FrontendTarget
+	var notes []Note
+	for _, k := range keys {
+		if t, ok := found[k]; ok {
+			targets = append(targets, t)
+			continue
+		}
+		notes = append(notes, Note{Severity: NoteInfo, Source: SourceFrontend, Deployment: k,
+			Message: fmt.Sprintf("no frontend Service found for %s (labels %s, %s=frontend): live load and busy thresholds are unknown; port-forward the frontend and pass --frontend-url", k, srcLabelDeploymentName, srcLabelComponentType)})
+	}
+	return targets, notes
+}
+
+// servicePort picks the frontend's HTTP port of a Service.
+func servicePort(u *unstructured.Unstructured) string {
+	ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+	var byNumber, only string
+	for _, p := range ports {
+		m, _ := p.(map[string]any)
+		name, _ := m["name"].(string)
+		port, _, _ := unstructured.NestedInt64(m, "port")
+		if name == "http" {
+			return name
+		}
+		if port == DefaultFrontendPort {
+			byNumber = strconv.Itoa(DefaultFrontendPort)
+			if name != "" {
+				byNumber = name
+			}
+		}
+		if len(ports) == 1 {
+			only = strconv.FormatInt(port, 10)
+			if name != "" {
+				only = name
+			}
+		}
+	}
+	switch {
+	case byNumber != "":
+		return byNumber
+	case only != "":
+		return only
+	}
+	return strconv.Itoa(DefaultFrontendPort)
+}
+
+// CollectFrontend GETs /metrics and /busy_threshold from every target. It never
+// sends anything but GET. Every failure (no Service endpoints, 404, 500, a
+// timeout, an oversized or unparsable answer) is a note; the result is always
+// non-nil.
+func CollectFrontend(ctx context.Context, o FrontendOptions) *FrontendResult {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultFrontendTimeout
+	}
+	if o.MaxMetricsBytes <= 0 {
+		o.MaxMetricsBytes = DefaultMaxMetricsBytes
+	}
+	if o.MaxBusyThresholdBytes <= 0 {
+		o.MaxBusyThresholdBytes = DefaultMaxBusyThresholdBytes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{CheckRedirect: sameHostRedirects}
+	}
+	res := &FrontendResult{Source: SourceStatus{Kind: SourceFrontend, At: o.Now().UTC()}}
+	var details, problems []string
+	for _, t := range o.Targets {
+		details = append(details, t.where())
+		dep := t.Namespace + "/" + t.Deployment
+		note := func(sev NoteSeverity, msg string) {
+			res.Notes = append(res.Notes, Note{Severity: sev, Source: SourceFrontend, Deployment: dep, Message: msg})
+		}
+
+		body, err := o.get(ctx, t, "/metrics", o.MaxMetricsBytes)
+		res.Requests++
+		switch {
+		case err != nil:
+			note(NoteWarning, fmt.Sprintf("cannot read /metrics from the frontend of %s (%s): %s: live load (active decode blocks, prefill tokens) and the router's worker states are unknown", dep, t.where(), describeFrontendErr(err, o.Timeout)))
+			problems = append(problems, dep+" /metrics")
+		default:
+			if line, bad := notPrometheusText(body); bad {
+				note(NoteWarning, fmt.Sprintf("the frontend of %s (%s) answered /metrics with something that is not Prometheus text (line %d): live load is unknown; is %s really the Dynamo frontend?", dep, t.where(), line, t.where()))
+				problems = append(problems, dep+" /metrics unparsable")
+			} else {
+				res.Metrics = append(res.Metrics, FrontendMetrics{Namespace: t.Namespace, Deployment: t.Deployment, Source: t.where(), At: o.Now().UTC(), Text: string(body)})
+			}
+		}
+
+		body, err = o.get(ctx, t, "/busy_threshold", o.MaxBusyThresholdBytes)
+		res.Requests++
+		switch {
+		case isHTTPStatus(err, http.StatusNotFound) || isHTTPStatus(err, http.StatusMethodNotAllowed):
+			note(NoteInfo, fmt.Sprintf("the frontend of %s (%s) has no GET /busy_threshold (older Dynamo, or the admin API disabled): busy thresholds are taken from the frontend's args and env", dep, t.where()))
+		case err != nil:
+			note(NoteInfo, fmt.Sprintf("cannot read /busy_threshold from the frontend of %s (%s): %s: busy thresholds are taken from the frontend's args and env", dep, t.where(), describeFrontendErr(err, o.Timeout)))
+		case !json.Valid(body):
+			note(NoteInfo, fmt.Sprintf("the frontend of %s (%s) answered /busy_threshold with invalid JSON: busy thresholds are taken from the frontend's args and env", dep, t.where()))
+		default:
+			res.BusyThresholds = append(res.BusyThresholds, FrontendBusyThresholds{Namespace: t.Namespace, Deployment: t.Deployment, Source: t.where(), At: o.Now().UTC(), JSON: string(body)})
+		}
+	}
+	res.Source.Detail = strings.Join(details, ", ")
+	if len(problems) > 0 {
+		res.Source.Degraded = true
+		res.Source.Message = "unreadable: " + strings.Join(problems, ", ")
+	}
+	return res
+}
+
+// httpStatusError is a non-2xx answer from a URL target.
+type httpStatusError struct {
+	Code   int
+	Status string
+}
+
+func (e *httpStatusError) Error() string { return "HTTP " + e.Status }
+
+func isHTTPStatus(err error, code int) bool {
+	var he *httpStatusError
+	if errors.As(err, &he) {
+		return he.Code == code
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return int(st.Status().Code) == code && !serviceMissing(err)
+	}
+	return false
+}
+
+// serviceMissing reports whether a service-proxy error says the Service itself
+// does not exist (also a 404, like a frontend without the path).
+func serviceMissing(err error) bool {
+	return apierrors.IsNotFound(err) && strings.Contains(err.Error(), `services "`)
+}
+
+// describeFrontendErr is a short, actionable description of a frontend error.
+func describeFrontendErr(err error, timeout time.Duration) string {
+	var st apierrors.APIStatus
+	switch {
+	case errors.Is(err, ErrResponseTooLarge):
+		return err.Error()
+	case errors.Is(err, context.DeadlineExceeded) || isTimeoutErr(context.Background(), err):
+		return fmt.Sprintf("no answer within %s", timeout)
+	case apierrors.IsForbidden(err):
+		return "forbidden (RBAC: needs get on services/proxy in the namespace); pass --frontend-url after a port-forward"
+	case errors.As(err, &st) && st.Status().Code == http.StatusServiceUnavailable:
+		return "the service proxy answered HTTP 503 (no ready endpoint, or the frontend is down): " + strings.TrimSpace(firstLine(st.Status().Message))
+	case serviceMissing(err):
+		return "the Service does not exist"
+	case errors.As(err, &st):
+		return fmt.Sprintf("HTTP %d %s", st.Status().Code, strings.TrimSpace(firstLine(st.Status().Message)))
+	}
+	return redactURLs(err.Error())
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// get GETs path from t within the timeout and size limit.
+func (o FrontendOptions) get(ctx context.Context, t FrontendTarget, path string, limit int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if t.URL == "" {
+		if o.API == nil {
+			return nil, errors.New("no Kubernetes client to reach the service proxy")
+		}
+		return o.API.ServiceProxyGet(ctx, t.Namespace, t.Service, t.Port, path, limit)
+	}
+	base, err := url.Parse(t.URL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("--frontend-url %q is not an http(s) URL", redactURLs(t.URL))
+	}
+	u := base.JoinPath(path)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain, application/json;q=0.9, */*;q=0.1")
+	resp, err := o.HTTPClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &httpStatusError{Code: resp.StatusCode, Status: resp.Status}
+	}
+	return readAtMost(resp.Body, limit)
+}
+
+// sameHostRedirects follows redirects only to the same host, and only as GET.
+func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("too many redirects")
+	}
+	if req.URL.Host != via[0].URL.Host || req.Method != http.MethodGet {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// promLineRE matches a Prometheus text-format sample line.
+var promLineRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})?[ \t]+[-+0-9.eEaINfn]+([ \t]+-?[0-9]+)?[ \t]*$`)
+
+// notPrometheusText reports the first line (1-based) of body that is not valid
+// Prometheus text exposition, if any; an empty body is valid (no series).
+func notPrometheusText(body []byte) (int, bool) {
+	for i, line := range strings.Split(string(body), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !promLineRE.MatchString(line) {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,206 @@
+package inspect
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const sampleMetrics = `# HELP dynamo_frontend_worker_active_decode_blocks Active KV blocks per worker
+# TYPE dynamo_frontend_worker_active_decode_blocks gauge
+dynamo_frontend_worker_active_decode_blocks{dp_rank="0",worker_id="7587885012467105317",worker_type="decode"} 42
+dynamo_frontend_worker_active_prefill_tokens{dp_rank="0",worker_id="7587885012467105317",worker_type="prefill"} 1024
+dynamo_frontend_router_workers{model="m",state="available",worker_type="decode"} 2
+process_start_time_seconds 1.7e+09
+`
+
+const sampleBusy = `{"thresholds":[{"model":"m","active_decode_blocks_threshold":0.85,"active_prefill_tokens_threshold":null,"active_prefill_tokens_threshold_frac":null}]}`
+
+// frontendServer serves /metrics and /busy_threshold per mode, recording every
+// request's method and path.
+type frontendServer struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (f *frontendServer) handler(mode string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.reqs = append(f.reqs, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		switch {
+		case mode == "slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		case mode == "500":
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
+		case mode == "garbage":
+			w.Write([]byte("<html><body>this is not metrics</body></html>\n"))
+			return
+		case mode == "oversized":
+			w.Write([]byte(strings.Repeat("x_total 1\n", 1000)))
+			return
+		case r.URL.Path == "/metrics":
+			w.Write([]byte(sampleMetrics))
+		case r.URL.Path == "/busy_threshold" && mode == "old":
+			http.NotFound(w, r)
+		case r.URL.Path == "/busy_threshold" && mode == "badjson":
+			w.Write([]byte("{not json"))
+		case r.URL.Path == "/busy_threshold":
+			w.Write([]byte(sampleBusy))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+func TestCollectFrontendURL(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		metrics    bool
+		busy       bool
+		degraded   bool
+		wantNote   string
+		maxMetrics int64
+	}{
+		{mode: "ok", metrics: true, busy: true},
+		{mode: "old", metrics: true, wantNote: "has no GET /busy_threshold (older Dynamo, or the admin API disabled): busy thresholds are taken from the frontend's args and env"},
+		{mode: "badjson", metrics: true, wantNote: "answered /busy_threshold with invalid JSON"},
+		{mode: "500", degraded: true, wantNote: "cannot read /metrics from the frontend of inf/llama (http://"},
+		{mode: "garbage", degraded: true, wantNote: "is not Prometheus text (line 1)"},
+		{mode: "oversized", degraded: true, wantNote: "response too large: more than 1 KiB", maxMetrics: 1024},
+		{mode: "slow", degraded: true, wantNote: "no answer within 200ms"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			fs := &frontendServer{}
+			srv := httptest.NewServer(fs.handler(tc.mode))
+			defer srv.Close()
+			r := CollectFrontend(context.Background(), FrontendOptions{
+				Targets:         []FrontendTarget{{Namespace: "inf", Deployment: "llama", URL: srv.URL}},
+				Timeout:         200 * time.Millisecond,
+				MaxMetricsBytes: tc.maxMetrics,
+			})
+			if got := len(r.Metrics) == 1; got != tc.metrics {
+				t.Errorf("metrics read = %v, want %v", got, tc.metrics)
+			}
+			if got := len(r.BusyThresholds) == 1; got != tc.busy {
+				t.Errorf("busy thresholds read = %v, want %v", got, tc.busy)
+			}
+			if tc.metrics && r.Metrics[0].Text != sampleMetrics {
+				t.Errorf("metrics text changed")
+			}
+			if tc.busy && r.BusyThresholds[0].JSON != sampleBusy {
+				t.Errorf("busy JSON changed")
+			}
+			if r.Source.Degraded != tc.degraded {
+				t.Errorf("degraded = %v, want %v (%s)", r.Source.Degraded, tc.degraded, r.Source.Message)
+			}
+			if tc.wantNote != "" {
+				wantNotes(t, r.Notes, tc.wantNote)
+			} else if len(r.Notes) > 0 {
+				t.Errorf("unexpected notes:\n%s", noteLines(r.Notes))
+			}
+			if r.Requests != 2 {
+				t.Errorf("requests = %d", r.Requests)
+			}
+			fs.mu.Lock()
+			defer fs.mu.Unlock()
+			for _, req := range fs.reqs {
+				if !strings.HasPrefix(req, "GET ") {
+					t.Errorf("non-GET request to the frontend: %s", req)
+				}
+			}
+		})
+	}
+}
+
+func TestCollectFrontendProxyAndTargets(t *testing.T) {
+	f := fakeCluster(1)
+	f.proxy = func(ns, svc, port, path string) ([]byte, error) {
+		if path == "/metrics" {
+			return []byte(sampleMetrics), nil
+		}
+		return []byte(sampleBusy), nil
+	}
+	r, err := CollectKubernetes(context.Background(), KubeOptions{API: f, Namespace: "inf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, notes := FrontendTargets(r.Objects)
+	if len(targets) != 1 || targets[0].Service != "llama-frontend" || targets[0].Port != "http" || targets[0].Deployment != "llama" {
+		t.Errorf("targets = %+v", targets)
+	}
+	wantNotes(t, notes, "no frontend Service found for inf/other")
+	fr := CollectFrontend(context.Background(), FrontendOptions{API: f, Targets: targets})
+	if len(fr.Metrics) != 1 || len(fr.BusyThresholds) != 1 || fr.Source.Degraded {
+		t.Errorf("proxy read: %+v", fr)
+	}
+	if fr.Metrics[0].Source != "service inf/llama-frontend:http" {
+		t.Errorf("source = %q", fr.Metrics[0].Source)
+	}
+	if !slices.Contains(f.calls, "PROXY inf/llama-frontend:http/metrics") || !slices.Contains(f.calls, "PROXY inf/llama-frontend:http/busy_threshold") {
+		t.Errorf("calls = %v", f.calls)
+	}
+
+	// No endpoints: a note, not an error.
+	f.proxy = nil
+	fr = CollectFrontend(context.Background(), FrontendOptions{API: f, Targets: targets})
+	if !fr.Source.Degraded {
+		t.Error("not degraded")
+	}
+	wantNotes(t, fr.Notes, "the service proxy answered HTTP 503 (no ready endpoint, or the frontend is down)")
+}
+
+func TestServicePort(t *testing.T) {
+	for _, tc := range []struct {
+		ports []any
+		want  string
+	}{
+		{[]any{map[string]any{"name": "grpc", "port": int64(9000)}, map[string]any{"name": "http", "port": int64(8080)}}, "http"},
+		{[]any{map[string]any{"name": "web", "port": int64(8000)}, map[string]any{"name": "x", "port": int64(1)}}, "web"},
+		{[]any{map[string]any{"port": int64(8000)}, map[string]any{"port": int64(1)}}, "8000"},
+		{[]any{map[string]any{"port": int64(9999)}}, "9999"},
+		{nil, "8000"},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"ports": tc.ports}}}
+		if got := servicePort(u); got != tc.want {
+			t.Errorf("servicePort(%v) = %q, want %q", tc.ports, got, tc.want)
+		}
+	}
+}
+
+func TestNotPrometheusText(t *testing.T) {
+	if line, bad := notPrometheusText([]byte(sampleMetrics)); bad {
+		t.Errorf("sample rejected at line %d", line)
+	}
+	for _, s := range []string{"{\"a\":1}", "hello world", "metric{a=\"b\"}"} {
+		if _, bad := notPrometheusText([]byte(s)); !bad {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+func TestFrontendURLAttribution(t *testing.T) {
+	one := []*unstructured.Unstructured{obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "inf", "llama", nil, nil)}
+	ts, notes := urlTarget(one, "http://localhost:8000")
+	if len(ts) != 1 || ts[0].Deployment != "llama" || len(notes) != 0 {
+		t.Errorf("one deployment: %+v %v", ts, notes)
+	}
+	two := append(slices.Clone(one), obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "inf", "other", nil, nil))
+	ts, notes = urlTarget(two, "http://u:pw123456@localhost:8000")
+	if len(ts) != 0 {
+		t.Errorf("two deployments: %+v", ts)
+	}
+	wantNotes(t, notes, "2 deployments are in scope (inf/llama, inf/other); name the deployment", "http://u:REDACTED@localhost:8000")
+}

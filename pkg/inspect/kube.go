@@ -1,0 +1,650 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Labels and annotations the collector selects on.
+const (
+	// srcLabelDeploymentName is the operator's pod/service label naming the DGD.
+	srcLabelDeploymentName = "nvidia.com/dynamo-graph-deployment-name"
+	// srcLabelComponentType is the operator's component-type label (frontend, worker, prefill, decode, …).
+	srcLabelComponentType = "nvidia.com/dynamo-component-type"
+	// srcLabelDiscoveryEnabled marks the objects (Services, EndpointSlices) of the
+	// Kubernetes discovery backend.
+	srcLabelDiscoveryEnabled = "nvidia.com/dynamo-discovery-enabled"
+	// srcAnnotationDiscoveryBackend is the DGD annotation selecting the discovery
+	// backend ("etcd" opts out of Kubernetes-native discovery).
+	srcAnnotationDiscoveryBackend = "nvidia.com/dynamo-discovery-backend"
+)
+
+// DefaultPageSize is the LIST page size (kubectl's default chunk size).
+const DefaultPageSize int64 = 500
+
+// The resources the Kubernetes source reads. All are read with list (and
+// discovery with get); nothing else is ever requested.
+var (
+	GVRDynamoGraphDeploymentV1beta1  = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1beta1", Resource: "dynamographdeployments"}
+	GVRDynamoGraphDeploymentV1alpha1 = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "dynamographdeployments"}
+	GVRDynamoWorkerMetadata          = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "dynamoworkermetadatas"}
+	GVRClusterTopologyBinding        = schema.GroupVersionResource{Group: "grove.io", Version: "v1alpha1", Resource: "clustertopologybindings"}
+	GVRClusterTopology               = schema.GroupVersionResource{Group: "grove.io", Version: "v1alpha1", Resource: "clustertopologies"}
+	GVRPods                          = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	GVRServices                      = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	GVREvents                        = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	GVRNodes                         = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	GVREndpointSlices                = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+)
+
+// KubeAPI is the read-only surface of the Kubernetes API the collector uses. The
+// implementation over client-go is NewKubeAPI; tests substitute fakes. No method
+// can change anything in the cluster.
+type KubeAPI interface {
+	// ServedResources returns the plural names of the resources served in a
+	// group-version ("nvidia.com/v1beta1"). An error satisfying
+	// apierrors.IsNotFound means the group-version is not served at all.
+	ServedResources(ctx context.Context, groupVersion string) ([]string, error)
+	// List reads one page of a resource; namespace "" lists all namespaces (or a
+	// cluster-scoped resource).
+	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	// ServiceProxyGet GETs path from a Service through the API server's service
+	// proxy (GET /api/v1/namespaces/NS/services/SVC:PORT/proxy/PATH) and reads at
+	// most maxBytes of the answer (ErrResponseTooLarge beyond).
+	ServiceProxyGet(ctx context.Context, namespace, service, port, path string, maxBytes int64) ([]byte, error)
+}
+
+// ErrResponseTooLarge is returned when an answer exceeds its size limit.
+var ErrResponseTooLarge = errors.New("response too large")
+
+// RequestLog counts the HTTP requests a client made. It is safe for concurrent use.
+type RequestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+// Add records one request ("GET /api/v1/pods").
+func (l *RequestLog) Add(method, path string) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, method+" "+path)
+	l.mu.Unlock()
+}
+
+// Total is the number of requests made.
+func (l *RequestLog) Total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+// Requests returns "METHOD PATH" for every request made, in order.
+func (l *RequestLog) Requests() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	log  *RequestLog
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.log.Add(r.Method, r.URL.Path)
+	return t.next.RoundTrip(r)
+}
+
+// WrappedRoundTripper lets client-go reach the transport underneath (to cancel
+// requests on timeout).
+func (t *countingTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// RESTKubeAPI is KubeAPI over client-go. Every HTTP request it makes is counted
+// in Log.
+type RESTKubeAPI struct {
+	dyn  dynamic.Interface
+	rest rest.Interface // core/v1 REST client (service proxy)
+	disc rest.Interface // discovery REST client
+	// Log counts the requests made.
+	Log *RequestLog
+}
+
+// NewKubeAPI builds a RESTKubeAPI from a REST config (e.g. ConfigFlags.ToRESTConfig,
+// which carries --request-timeout). The config is copied; client-side rate limits
+// left at zero are raised to QPS 50 / burst 100 so that a paginated read of a big
+// cluster is not throttled to client-go's default of 5 requests a second.
+func NewKubeAPI(cfg *rest.Config) (*RESTKubeAPI, error) {
+	c := rest.CopyConfig(cfg)
+	if c.QPS == 0 {
+		c.QPS = 50
+	}
+	if c.Burst == 0 {
+		c.Burst = 100
+	}
+	log := &RequestLog{}
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, log: log} })
+	dyn, err := dynamic.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	return &RESTKubeAPI{dyn: dyn, rest: cs.CoreV1().RESTClient(), disc: cs.Discovery().RESTClient(), Log: log}, nil
+}
+
+// ServedResources implements KubeAPI with one discovery GET.
+func (k *RESTKubeAPI) ServedResources(ctx context.Context, groupVersion string) ([]string, error) {
+	path := "/apis/" + groupVersion
+	if groupVersion == "v1" {
+		path = "/api/v1"
+	}
+	var list metav1.APIResourceList
+	if err := k.disc.Get().AbsPath(path).Do(ctx).Into(&list); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(list.APIResources))
+	for _, r := range list.APIResources {
+		if !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "list") {
+			names = append(names, r.Name)
+		}
+	}
+	return names, nil
+}
+
+// List implements KubeAPI with one LIST request.
+func (k *RESTKubeAPI) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if namespace == "" {
+		return k.dyn.Resource(gvr).List(ctx, opts)
+	}
+	return k.dyn.Resource(gvr).Namespace(namespace).List(ctx, opts)
+}
+
+// ServiceProxyGet implements KubeAPI with one GET through the service proxy.
+func (k *RESTKubeAPI) ServiceProxyGet(ctx context.Context, namespace, service, port, path string, maxBytes int64) ([]byte, error) {
+	name := service
+	if port != "" {
+		name += ":" + port
+	}
+	rc, err := k.rest.Get().Namespace(namespace).Resource("services").Name(name).SubResource("proxy").Suffix(path).Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return readAtMost(rc, maxBytes)
+}
+
+// readAtMost reads r up to max bytes; more is ErrResponseTooLarge.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: more than %s", ErrResponseTooLarge, fmtByteSize(limit))
+	}
+	return data, nil
+}
+
+func fmtByteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// KubeOptions select what the Kubernetes source reads.
+type KubeOptions struct {
+	// API is the client; required.
+	API KubeAPI
+	// Namespace is the namespace read; ignored with AllNamespaces.
+	Namespace string
+	// AllNamespaces reads every namespace (-A).
+	AllNamespaces bool
+	// Names restricts the read to these DynamoGraphDeployments (in Namespace).
+	Names []string
+	// NodeSelector is an optional label selector for the single Node LIST (only
+	// the Nodes the pods run on are kept either way).
+	NodeSelector string
+	// PageSize is the LIST page size; DefaultPageSize when 0.
+	PageSize int64
+	// Detail names the cluster for SourceStatus (e.g. the kubeconfig context).
+	Detail string
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+}
+
+// KubeResult is what the Kubernetes source read.
+type KubeResult struct {
+	// Objects are the objects read, managedFields dropped, in a stable order.
+	Objects []*unstructured.Unstructured
+	// Source is the source's status.
+	Source SourceStatus
+	// Notes explain every resource that could not be read and its consequence.
+	Notes []Note
+	// DGDVersion is the DynamoGraphDeployment version read ("v1beta1" or
+	// "v1alpha1"), "" when none is served.
+	DGDVersion string
+}
+
+// kubeRead is one resource read by the Kubernetes source.
+type kubeRead struct {
+	gvr         schema.GroupVersionResource
+	kind        string
+	namespace   string // "" for all namespaces or cluster scope
+	cluster     bool   // cluster-scoped resource
+	opts        metav1.ListOptions
+	consequence string
+	// severity of a failure note; warning unless set.
+	severity NoteSeverity
+}
+
+// resourceName is "pods" or "dynamoworkermetadatas.nvidia.com".
+func (r *kubeRead) resourceName() string {
+	if r.gvr.Group == "" {
+		return r.gvr.Resource
+	}
+	return r.gvr.Resource + "." + r.gvr.Group
+}
+
+// scope is "in namespace X", "in all namespaces" or "at cluster scope".
+func (r *kubeRead) scope() string {
+	switch {
+	case r.cluster:
+		return "at cluster scope"
+	case r.namespace == "":
+		return "in all namespaces"
+	}
+	return "in namespace " + r.namespace
+}
+
+// kubeCollector holds the state of one CollectKubernetes run.
+type kubeCollector struct {
+	o     KubeOptions
+	ns    string
+	mu    sync.Mutex
+	notes []Note
+	// failed lists "resource: reason" for the SourceStatus message.
+	failed []string
+}
+
+func (c *kubeCollector) note(sev NoteSeverity, msg string) {
+	c.mu.Lock()
+	c.notes = append(c.notes, Note{Severity: sev, Source: SourceKubernetes, Message: msg})
+	c.mu.Unlock()
+}
+
+func (c *kubeCollector) degrade(what string) {
+	c.mu.Lock()
+	c.failed = append(c.failed, what)
+	c.mu.Unlock()
+}
+
+// CollectKubernetes reads the Dynamo deployments in scope and the objects around
+// them with a constant number of label-scoped, paginated LIST requests (plus three
+// discovery GETs), whatever the number of pods or nodes:
+//
+//   - discovery of nvidia.com/v1beta1, nvidia.com/v1alpha1 and grove.io/v1alpha1;
+//   - DynamoGraphDeployments (v1beta1, else v1alpha1), filtered by Names;
+//   - Pods and Services labelled nvidia.com/dynamo-graph-deployment-name;
+//   - DynamoWorkerMetadatas, EndpointSlices (discovery label), Warning Events and
+//     Nodes (one cluster-wide LIST), each kept only when it belongs to a pod,
+//     deployment or node read;
+//   - ClusterTopologyBindings, else the legacy ClusterTopologies.
+//
+// A resource that cannot be read (CRD missing, 403, timeout) becomes a Note naming
+// the resource, the missing permission and the consequence, and marks the source
+// degraded. The error is reserved for an API server that cannot be used at all
+// (unreachable, credentials rejected), reported by the first discovery request.
+func CollectKubernetes(ctx context.Context, o KubeOptions) (*KubeResult, error) {
+	if o.API == nil {
+		return nil, errors.New("no Kubernetes client configured")
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	c := &kubeCollector{o: o}
+	if !o.AllNamespaces {
+		c.ns = o.Namespace
+	}
+	res := &KubeResult{Source: SourceStatus{Kind: SourceKubernetes, Detail: o.Detail, At: now().UTC()}}
+
+	// Discovery: which versions and CRDs are served (three GETs, concurrently).
+	gvs := []string{"nvidia.com/v1beta1", "nvidia.com/v1alpha1", "grove.io/v1alpha1"}
+	served := make([][]string, len(gvs))
+	errs := make([]error, len(gvs))
+	var wg sync.WaitGroup
+	for i, gv := range gvs {
+		wg.Go(func() { served[i], errs[i] = o.API.ServedResources(ctx, gv) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil || apierrors.IsNotFound(err) {
+			continue
+		}
+		if fatalKubeError(err) {
+			return nil, fmt.Errorf("read API discovery for %s: %w: check the cluster is reachable with this kubeconfig (kubectl get --raw /apis/%s)", gvs[i], err, gvs[i])
+		}
+		// Discovery forbidden or flaky: assume served and let the LISTs tell.
+		served[i] = []string{"dynamographdeployments", "dynamoworkermetadatas", "clustertopologybindings", "clustertopologies"}
+	}
+	has := func(i int, res string) bool { return slices.Contains(served[i], res) }
+
+	// Phase 1: deployments, pods and services.
+	var dgdRead *kubeRead
+	switch {
+	case has(0, "dynamographdeployments"):
+		dgdRead = &kubeRead{gvr: GVRDynamoGraphDeploymentV1beta1, kind: "DynamoGraphDeployment"}
+	case has(1, "dynamographdeployments"):
+		dgdRead = &kubeRead{gvr: GVRDynamoGraphDeploymentV1alpha1, kind: "DynamoGraphDeployment"}
+		c.note(NoteInfo, "nvidia.com/v1beta1 DynamoGraphDeployments are not served: read nvidia.com/v1alpha1 (an older Dynamo operator)")
+	default:
+		c.note(NoteWarning, "no DynamoGraphDeployment CRD is served (neither nvidia.com/v1beta1 nor v1alpha1 dynamographdeployments): is the Dynamo operator installed in this cluster? Deployments are known only from their pods' labels")
+		c.degrade("DynamoGraphDeployment CRD not installed")
+	}
+	if dgdRead != nil {
+		res.DGDVersion = dgdRead.gvr.Version
+		dgdRead.namespace = c.ns
+		dgdRead.consequence = "the deployments, their kvTransferPolicy and router settings are unknown; only their pods are shown"
+	}
+	podSel := srcLabelDeploymentName
+	if len(o.Names) > 0 {
+		podSel = srcLabelDeploymentName + " in (" + strings.Join(o.Names, ",") + ")"
+	}
+	podRead := &kubeRead{gvr: GVRPods, kind: "Pod", namespace: c.ns, opts: metav1.ListOptions{LabelSelector: podSel},
+		consequence: "the workers, their nodes, readiness and domain labels are unknown; only the deployments' specs are shown"}
+	svcRead := &kubeRead{gvr: GVRServices, kind: "Service", namespace: c.ns, opts: metav1.ListOptions{LabelSelector: podSel},
+		consequence: "the frontend Service is unknown, so the frontend cannot be reached through the service proxy (pass --frontend-url after a port-forward)"}
+
+	var dgds, pods, svcs []*unstructured.Unstructured
+	var dgdOK, podsOK bool
+	wg.Go(func() {
+		if dgdRead != nil {
+			dgds, dgdOK = c.list(ctx, dgdRead, func(u *unstructured.Unstructured) bool {
+				return len(o.Names) == 0 || slices.Contains(o.Names, u.GetName())
+			})
+		}
+	})
+	wg.Go(func() { pods, podsOK = c.list(ctx, podRead, nil) })
+	wg.Go(func() { svcs, _ = c.list(ctx, svcRead, nil) })
+	wg.Wait()
+	if dgdOK {
+		for _, n := range o.Names {
+			if !slices.ContainsFunc(dgds, func(u *unstructured.Unstructured) bool { return u.GetName() == n }) {
+				c.note(NoteWarning, fmt.Sprintf("DynamoGraphDeployment %q not found %s", n, dgdRead.scope()))
+			}
+		}
+	}
+
+	// What belongs to the deployments read.
+	podNames := map[string]bool{} // ns/name
+	nodeNames := map[string]bool{}
+	for _, p := range pods {
+		podNames[p.GetNamespace()+"/"+p.GetName()] = true
+		if n, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName"); n != "" {
+			nodeNames[n] = true
+		}
+	}
+	dgdNames := map[string]bool{}
+	for _, d := range dgds {
+		dgdNames[d.GetNamespace()+"/"+d.GetName()] = true
+	}
+	for _, p := range pods {
+		dgdNames[p.GetNamespace()+"/"+p.GetLabels()[srcLabelDeploymentName]] = true
+	}
+	ownsPod := func(u *unstructured.Unstructured) bool {
+		if !podsOK {
+			return true // cannot tell: keep everything in scope
+		}
+		ns := u.GetNamespace()
+		if podNames[ns+"/"+u.GetName()] {
+			return true
+		}
+		for _, ref := range u.GetOwnerReferences() {
+			if ref.Kind == "Pod" && podNames[ns+"/"+ref.Name] {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Phase 2: everything else, concurrently.
+	var reads []*kubeRead
+	var keeps []func(*unstructured.Unstructured) bool
+	add := func(r *kubeRead, keep func(*unstructured.Unstructured) bool) {
+		reads = append(reads, r)
+		keeps = append(keeps, keep)
+	}
+	if has(1, "dynamoworkermetadatas") {
+		add(&kubeRead{gvr: GVRDynamoWorkerMetadata, kind: "DynamoWorkerMetadata", namespace: c.ns,
+			consequence: "the workers' published runtime config (role, instance ids, KV capacity, topology_domains, kv_transfer_*) is unknown; roles come from pod labels and args, and published-vs-label drift cannot be checked"},
+			ownsPod)
+	} else {
+		c.note(NoteInfo, "the DynamoWorkerMetadata CRD (dynamoworkermetadatas.nvidia.com/v1alpha1) is not installed: workers' published runtime config is read only from etcd (--etcd-endpoints), for deployments using etcd discovery")
+	}
+	add(&kubeRead{gvr: GVREndpointSlices, kind: "EndpointSlice", namespace: c.ns,
+		opts:        metav1.ListOptions{LabelSelector: srcLabelDiscoveryEnabled + "=true"},
+		consequence: "discovery readiness is taken from pod conditions only"},
+		func(u *unstructured.Unstructured) bool {
+			if dgdNames[u.GetNamespace()+"/"+u.GetLabels()[srcLabelDeploymentName]] {
+				return true
+			}
+			eps, _, _ := unstructured.NestedSlice(u.Object, "endpoints")
+			for _, e := range eps {
+				m, _ := e.(map[string]any)
+				name, _, _ := unstructured.NestedString(m, "targetRef", "name")
+				if podNames[u.GetNamespace()+"/"+name] {
+					return true
+				}
+			}
+			return !podsOK
+		})
+	add(&kubeRead{gvr: GVREvents, kind: "Event", namespace: c.ns,
+		opts:        metav1.ListOptions{FieldSelector: "type=Warning"},
+		consequence: "warning events such as TopologyLabelMissing are not shown", severity: NoteInfo},
+		func(u *unstructured.Unstructured) bool {
+			kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+			name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+			ns, _, _ := unstructured.NestedString(u.Object, "involvedObject", "namespace")
+			if ns == "" {
+				ns = u.GetNamespace()
+			}
+			switch kind {
+			case "Pod":
+				return podNames[ns+"/"+name]
+			case "DynamoGraphDeployment":
+				return dgdNames[ns+"/"+name]
+			case "Node":
+				return nodeNames[name]
+			}
+			return false
+		})
+	if len(nodeNames) > 0 {
+		add(&kubeRead{gvr: GVRNodes, kind: "Node", cluster: true, opts: metav1.ListOptions{LabelSelector: o.NodeSelector},
+			consequence: "node labels (zone, rack) are unknown, so TopologyLabelDrift cannot be checked against the nodes and workers without a pod label have no domain"},
+			func(u *unstructured.Unstructured) bool { return nodeNames[u.GetName()] })
+	}
+	switch {
+	case has(2, "clustertopologybindings"):
+		add(&kubeRead{gvr: GVRClusterTopologyBinding, kind: "ClusterTopologyBinding", cluster: true,
+			consequence: "the Grove topology levels are unknown, so policies naming a clusterTopologyName cannot be checked and --tree falls back to well-known node labels", severity: NoteWarning}, nil)
+	case has(2, "clustertopologies"):
+		add(&kubeRead{gvr: GVRClusterTopology, kind: "ClusterTopology", cluster: true,
+			consequence: "the Grove topology levels are unknown, so policies naming a clusterTopologyName cannot be checked and --tree falls back to well-known node labels", severity: NoteWarning}, nil)
+	default:
+		c.note(NoteInfo, "Grove is not installed (neither clustertopologybindings.grove.io nor clustertopologies.grove.io is served): topology levels come from well-known node labels")
+	}
+	results := make([][]*unstructured.Unstructured, len(reads))
+	for i := range reads {
+		wg.Go(func() { results[i], _ = c.list(ctx, reads[i], keeps[i]) })
+	}
+	wg.Wait()
+
+	objs := slices.Concat(dgds, pods, svcs)
+	for _, r := range results {
+		objs = append(objs, r...)
+	}
+	for _, u := range objs {
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	}
+	sortCollected(objs)
+	res.Objects = objs
+	res.Notes = c.notes
+	sortCollectedNotes(res.Notes)
+	if len(c.failed) > 0 {
+		sort.Strings(c.failed)
+		res.Source.Degraded = true
+		res.Source.Message = strings.Join(c.failed, "; ")
+	}
+	return res, nil
+}
+
+// list reads every page of r, keeping the objects keep accepts (all when nil).
+// A failure becomes a note and ok=false.
+func (c *kubeCollector) list(ctx context.Context, r *kubeRead, keep func(*unstructured.Unstructured) bool) (out []*unstructured.Unstructured, ok bool) {
+	opts := r.opts
+	opts.Limit = c.o.PageSize
+	restarted := false
+	for {
+		page, err := c.o.API.List(ctx, r.gvr, r.namespace, opts)
+		if err != nil {
+			if apierrors.IsResourceExpired(err) && opts.Continue != "" && !restarted {
+				// The continue token expired (410 Gone): start over once.
+				restarted = true
+				out, opts.Continue = nil, ""
+				continue
+			}
+			c.failure(ctx, r, err)
+			return nil, false
+		}
+		for i := range page.Items {
+			u := &page.Items[i]
+			if u.GetKind() == "" {
+				u.SetAPIVersion(r.gvr.GroupVersion().String())
+				u.SetKind(r.kind)
+			}
+			if keep == nil || keep(u) {
+				out = append(out, u)
+			}
+		}
+		opts.Continue = page.GetContinue()
+		if opts.Continue == "" {
+			return out, true
+		}
+	}
+}
+
+// failure turns a LIST error into a note and a degraded source.
+func (c *kubeCollector) failure(ctx context.Context, r *kubeRead, err error) {
+	sev := r.severity
+	if sev == "" {
+		sev = NoteWarning
+	}
+	res := r.resourceName()
+	var msg, short string
+	switch {
+	case apierrors.IsForbidden(err):
+		msg = fmt.Sprintf("cannot list %s %s (RBAC: needs list on %s): %s", res, r.scope(), res, r.consequence)
+		short = res + " forbidden"
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		msg = fmt.Sprintf("%s is not served (CRD not installed?): %s", res, r.consequence)
+		short = res + " not served"
+	case isTimeoutErr(ctx, err):
+		msg = fmt.Sprintf("listing %s %s timed out (%v): %s; raise --request-timeout", res, r.scope(), err, r.consequence)
+		short = res + " timed out"
+	default:
+		msg = fmt.Sprintf("listing %s %s failed: %v: %s", res, r.scope(), err, r.consequence)
+		short = res + " failed"
+	}
+	c.note(sev, msg)
+	c.degrade(short)
+}
+
+// isTimeoutErr reports whether err is a client or server timeout.
+func isTimeoutErr(ctx context.Context, err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	return strings.Contains(err.Error(), "Client.Timeout exceeded") || strings.Contains(err.Error(), "context deadline exceeded")
+}
+
+// fatalKubeError reports whether err means the API server cannot be used at all:
+// not an answer from it (connection refused, TLS, timeout) or credentials rejected.
+func fatalKubeError(err error) bool {
+	if apierrors.IsUnauthorized(err) {
+		return true
+	}
+	var st apierrors.APIStatus
+	return !errors.As(err, &st)
+}
+
+// collectKindOrder ranks kinds for a stable, readable object order.
+var collectKindOrder = map[string]int{
+	"DynamoGraphDeployment": 0, "ClusterTopologyBinding": 1, "ClusterTopology": 1, "Node": 2, "Service": 3,
+	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7,
+}
+
+// sortCollected orders objects by kind, namespace, name.
+func sortCollected(objs []*unstructured.Unstructured) {
+	rank := func(u *unstructured.Unstructured) int {
+		if r, ok := collectKindOrder[u.GetKind()]; ok {
+			return r
+		}
+		return len(collectKindOrder)
+	}
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
+		if a.GetKind() != b.GetKind() {
+			return a.GetKind() < b.GetKind()
+		}
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+}
+
+// sortCollectedNotes orders notes by severity (warnings first), then message.
+func sortCollectedNotes(notes []Note) {
+	sort.SliceStable(notes, func(i, j int) bool {
+		if notes[i].Severity != notes[j].Severity {
+			return notes[i].Severity == NoteWarning
+		}
+		if notes[i].Deployment != notes[j].Deployment {
+			return notes[i].Deployment < notes[j].Deployment
+		}
+		return notes[i].Message < notes[j].Message
+	})
+}

@@ -1,0 +1,132 @@
+package inspect
+
+// Report is the topology view of a Snapshot: per deployment, capacity per value of
+// the transfer domain, and the findings. It is what `kubectl dynamo topology`
+// prints (kind TopologyReport) and what the dashboard's topology and findings
+// pages show. Analyze builds it.
+type Report struct {
+	APIVersion  string             `json:"apiVersion"`
+	Kind        string             `json:"kind"`
+	Context     string             `json:"context,omitempty"`
+	Namespace   string             `json:"namespace,omitempty"`
+	Sources     []SourceStatus     `json:"sources,omitempty"`
+	Notes       []Note             `json:"notes,omitempty"`
+	Deployments []DeploymentReport `json:"deployments"`
+	Findings    []Finding          `json:"findings"`
+}
+
+// DeploymentReport is one deployment's capacity by domain value.
+type DeploymentReport struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Policy is nil when the DGD has no kvTransferPolicy; Domains then has a single
+	// entry for the whole deployment (value "").
+	Policy *PolicySummary `json:"policy,omitempty"`
+	// RouterMode is the frontend's router mode when known.
+	RouterMode string `json:"routerMode,omitempty"`
+	// Domains has one entry per value of the transfer domain, sorted by value;
+	// workers with no value are grouped under the value "".
+	Domains []DomainReport `json:"domains"`
+	// PrefillToDecode is the deployment-wide ratio of ready prefill to ready decode
+	// replicas (nil when there is no ready decode replica).
+	PrefillToDecode *float64 `json:"prefillToDecode,omitempty"`
+	// Tree is the topology hierarchy (e.g. zone › rack › host) with capacity at each
+	// level, built from the Grove topology object or well-known node labels.
+	Tree *TreeNode `json:"tree,omitempty"`
+}
+
+// PolicySummary is the part of the kvTransferPolicy a report shows.
+type PolicySummary struct {
+	Domain              string   `json:"domain"`
+	Enforcement         string   `json:"enforcement"`
+	PreferredWeight     *float64 `json:"preferredWeight,omitempty"`
+	Mode                string   `json:"mode,omitempty"`
+	LabelKey            string   `json:"labelKey,omitempty"`
+	ClusterTopologyName string   `json:"clusterTopologyName,omitempty"`
+}
+
+// DomainReport is capacity in one domain value. Counts are replicas (a multinode
+// replica counts once; it is ready when all its pods are).
+type DomainReport struct {
+	Value      string       `json:"value"`
+	Prefill    RoleCapacity `json:"prefill"`
+	Decode     RoleCapacity `json:"decode"`
+	Aggregated RoleCapacity `json:"aggregated,omitzero"`
+	// DecodeLoadPercent is active decode blocks over total KV blocks of the ready
+	// decode workers, when loads are known.
+	DecodeLoadPercent *float64 `json:"decodeLoadPercent,omitempty"`
+	// PrefillToDecode is ready prefill over ready decode replicas (nil when no
+	// ready decode replica).
+	PrefillToDecode *float64 `json:"prefillToDecode,omitempty"`
+	// Flags are the ids of findings about this domain value.
+	Flags []string `json:"flags,omitempty"`
+}
+
+// RoleCapacity is one role's capacity in a domain value.
+type RoleCapacity struct {
+	Ready int   `json:"ready"`
+	Total int   `json:"total"`
+	GPUs  int64 `json:"gpus"`
+	// KvTokens is the KV capacity in tokens (total_kv_blocks × block size) of the
+	// ready replicas, when published.
+	KvTokens uint64 `json:"kvTokens,omitempty"`
+	// Workers are the replicas' pod names (leaders for multinode replicas).
+	Workers []string `json:"workers,omitempty"`
+}
+
+// TreeNode is one node of the topology hierarchy.
+type TreeNode struct {
+	// Domain is the level (zone, rack, host, …); Value its value ("" at the root).
+	Domain   string       `json:"domain"`
+	Value    string       `json:"value"`
+	Prefill  RoleCapacity `json:"prefill"`
+	Decode   RoleCapacity `json:"decode"`
+	Children []*TreeNode  `json:"children,omitempty"`
+}
+
+// Severity ranks a finding.
+type Severity string
+
+// Severities, most severe first.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Rank orders severities: error 3, warning 2, info 1, anything else 0.
+func (s Severity) Rank() int {
+	switch s {
+	case SeverityError:
+		return 3
+	case SeverityWarning:
+		return 2
+	case SeverityInfo:
+		return 1
+	}
+	return 0
+}
+
+// Finding is one problem found in a deployment, with a fixed id documented in
+// docs/findings.md.
+type Finding struct {
+	ID         string   `json:"id"`
+	Severity   Severity `json:"severity"`
+	Deployment string   `json:"deployment"`
+	Namespace  string   `json:"namespace"`
+	// Domain is the domain value concerned, when the finding is about one.
+	Domain string `json:"domain,omitempty"`
+	// Message says what is wrong and what the router will do about it.
+	Message string `json:"message"`
+	// Hint is the one-line fix.
+	Hint string `json:"hint"`
+	// Objects are the affected objects as kind/name (e.g. pod/vllm-prefill-0).
+	Objects []string `json:"objects,omitempty"`
+}
+
+// AnalyzeOptions tune Analyze.
+type AnalyzeOptions struct {
+	// SkewFactor is how far a domain's prefill:decode ratio may be from the
+	// deployment's before CapacitySkew fires (default 2).
+	SkewFactor float64
+}
