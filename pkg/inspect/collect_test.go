@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
@@ -51,7 +49,7 @@ func TestLiveCollect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := applyExact(ctx, e, liveFixture(t, "deployment.yaml", ns)); err != nil {
+	if err := applyYAML(ctx, e, liveFixture(t, "deployment.yaml", ns)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.ApplyYAML(ctx, liveFixture(t, "rbac.yaml", ns)); err != nil {
@@ -393,24 +391,10 @@ spec:
 	})
 }
 
-// applyExact applies YAML documents keeping integers above 2^53 exact
-// (kubeenv.Decode goes through float64).
-func applyExact(ctx context.Context, e *kubeenv.Env, data []byte) error {
-	var objs []*unstructured.Unstructured
-	for _, doc := range strings.Split(string(data), "\n---") {
-		j, err := utilyaml.ToJSON([]byte(doc))
-		if err != nil {
-			return err
-		}
-		var m map[string]any
-		if err := utiljson.Unmarshal(j, &m); err != nil {
-			return err
-		}
-		if len(m) > 0 {
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
-	}
-	_, err := e.Apply(ctx, objs...)
+// applyYAML creates the fixture's objects (kubeenv.ApplyYAML keeps integers above
+// 2^53 exact).
+func applyYAML(ctx context.Context, e *kubeenv.Env, data []byte) error {
+	_, err := e.ApplyYAML(ctx, data)
 	return err
 }
 

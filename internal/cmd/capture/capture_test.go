@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
@@ -63,7 +61,7 @@ func setup(t *testing.T) (ns, kubeconfig string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := applyExact(ctx, e, strings.ReplaceAll(string(data), "NAMESPACE", ns)); err != nil {
+		if err := applyYAML(ctx, e, []byte(strings.ReplaceAll(string(data), "NAMESPACE", ns))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,23 +72,10 @@ func setup(t *testing.T) (ns, kubeconfig string) {
 	return ns, kc
 }
 
-// applyExact applies YAML documents keeping integers above 2^53 exact.
-func applyExact(ctx context.Context, e *kubeenv.Env, data string) error {
-	var objs []*unstructured.Unstructured
-	for _, doc := range strings.Split(data, "\n---") {
-		j, err := utilyaml.ToJSON([]byte(doc))
-		if err != nil {
-			return err
-		}
-		var m map[string]any
-		if err := utiljson.Unmarshal(j, &m); err != nil {
-			return err
-		}
-		if len(m) > 0 {
-			objs = append(objs, &unstructured.Unstructured{Object: m})
-		}
-	}
-	_, err := e.Apply(ctx, objs...)
+// applyYAML creates the fixture's objects (kubeenv.ApplyYAML keeps integers above
+// 2^53 exact).
+func applyYAML(ctx context.Context, e *kubeenv.Env, data []byte) error {
+	_, err := e.ApplyYAML(ctx, data)
 	return err
 }
 
