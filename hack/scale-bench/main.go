@@ -1,0 +1,674 @@
+// Command scale-bench measures `kubectl dynamo topology -A -o json` against a
+// real kube-apiserver (internal/testutil/kubeenv) holding a large generated
+// deployment: many Nodes, worker Pods and DynamoWorkerMetadata objects.
+//
+// For each size it reports the plugin's API request count (from the audit log,
+// via a dedicated client-certificate user), its wall time as a ratio to
+// `kubectl get pods -A -o json` measured in the same run, and its peak RSS.
+//
+//	go run ./hack/scale-bench -nodes 2000 -sizes 1000,10000
+//
+// The binaries of the test control plane must be provisioned
+// (hack/testbin/provision.sh); see internal/testutil/kubeenv.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
+)
+
+const (
+	namespace = "inference"
+	dgdName   = "llama3-70b"
+	dynNS     = namespace + "-" + dgdName
+	zoneKey   = "topology.kubernetes.io/zone"
+	model     = "meta-llama/Llama-3.3-70B-Instruct"
+	image     = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.0"
+)
+
+var (
+	zones  = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+	dwmGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "dynamoworkermetadatas"}
+)
+
+func main() {
+	var (
+		nodes   = flag.Int("nodes", 2000, "number of Nodes")
+		pods    = flag.Int("pods", 0, "number of worker pods (shorthand for -sizes N)")
+		sizesS  = flag.String("sizes", "1000,10000", "comma-separated worker-pod counts to measure, ascending; objects are added between sizes")
+		runs    = flag.Int("runs", 3, "timed runs per command and size")
+		workers = flag.Int("workers", 16, "concurrent create requests")
+		crds    = flag.String("crds", "", "CRD directory (default: test/crds of the module root)")
+		kubectl = flag.String("kubectl", "kubectl", "kubectl binary for the baseline")
+	)
+	flag.Parse()
+	sizes, err := parseSizes(*sizesS)
+	if *pods > 0 {
+		sizes, err = []int{*pods}, nil
+	}
+	if err != nil {
+		fatal(err)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		fatal(err)
+	}
+	if *crds == "" {
+		*crds = filepath.Join(root, "test", "crds")
+	}
+	kubectlPath, err := exec.LookPath(*kubectl)
+	if err != nil {
+		fatal(err)
+	}
+
+	// Build the plugin first: a compile error should not cost a control plane.
+	tmp, err := os.MkdirTemp("", "scale-bench-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	plugin := filepath.Join(tmp, "kubectl-dynamo")
+	t0 := time.Now()
+	build := exec.Command("go", "build", "-o", plugin, "./cmd/kubectl-dynamo")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fatal(fmt.Errorf("go build: %w", err))
+	}
+	logf("built %s in %s", plugin, since(t0))
+
+	t0 = time.Now()
+	env, err := kubeenv.StartShared(kubeenv.Options{CRDs: []string{*crds}, AuditLog: true})
+	if err != nil {
+		fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			logf("stop: %v", err)
+		}
+	}()
+	logf("control plane up in %s (%s)", since(t0), env.Dir)
+
+	if err := bench(env, plugin, kubectlPath, *nodes, sizes, *runs, *workers); err != nil {
+		logf("FAILED: %v\n%s", err, env.LogTails(20))
+		_ = env.Stop()
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	size, pods, dwms, nodes int
+	createTime              time.Duration
+	kubectlTimes            []time.Duration
+	pluginTimes             []time.Duration
+	kubectlReqs             []int
+	pluginReqs              []int
+	pluginFirstReqs         []int // requests without a continue token (one per list call, not per page)
+	pluginReqDetail         string
+	pluginRSS, kubectlRSS   []int64 // KiB
+}
+
+func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int, runs, workers int) error {
+	ctx := context.Background()
+	cfg := rest.CopyConfig(env.RESTConfig)
+	cfg.QPS, cfg.Burst = 500, 1000
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(pcfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	pluginKC, err := env.KubeconfigFor("bench-plugin", []string{"system:masters"})
+	if err != nil {
+		return err
+	}
+	kubectlKC, err := env.KubeconfigFor("bench-kubectl", []string{"system:masters"})
+	if err != nil {
+		return err
+	}
+
+	t0 := time.Now()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := parallel(nodes, workers, func(i int) error { return createNode(ctx, cs, i) }); err != nil {
+		return fmt.Errorf("nodes: %w", err)
+	}
+	logf("created %d nodes in %s", nodes, since(t0))
+
+	var results []*result
+	have := 0
+	for _, size := range sizes {
+		t0 := time.Now()
+		if err := applyDGD(ctx, env, size); err != nil {
+			return fmt.Errorf("dgd: %w", err)
+		}
+		var created atomic.Int64
+		err := parallel(size-have, workers, func(j int) error {
+			i := have + j
+			uid, err := createPod(ctx, cs, i, nodes)
+			if err != nil {
+				return fmt.Errorf("pod %d: %w", i, err)
+			}
+			if err := createDWM(ctx, dyn, i, uid, nodes); err != nil {
+				return fmt.Errorf("dwm %d: %w", i, err)
+			}
+			if n := created.Add(1); n%2000 == 0 {
+				logf("  %d/%d pods+DWMs (%s)", n, size-have, since(t0))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		r := &result{size: size, pods: size, dwms: size, nodes: nodes, createTime: time.Since(t0)}
+		logf("size %d: created %d pods (+status) and %d DWMs in %s", size, size-have, size-have, since(t0))
+		have = size
+
+		// Warm-up (discovery caches, page cache) -- not measured.
+		if _, err := run(exec.Command(kubectlPath, "get", "pods", "-A", "-o", "json"), kubectlKC); err != nil {
+			return err
+		}
+		if _, err := run(pluginCmd(plugin, pluginKC), ""); err != nil {
+			return err
+		}
+		// Sanity check: the plugin sees the generated deployment (table output).
+		show := exec.Command(plugin, "topology", "-A", "--no-frontend", "--no-etcd", "--exit-zero", "--kubeconfig", pluginKC)
+		if out, err := show.CombinedOutput(); err != nil {
+			return fmt.Errorf("topology: %w\n%s", err, out)
+		} else {
+			lines := strings.SplitN(string(out), "\n", 16)
+			logf("  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
+		}
+		for k := 0; k < runs; k++ {
+			// kubectl baseline
+			off, err := env.AuditOffset()
+			if err != nil {
+				return err
+			}
+			m, err := run(exec.Command(kubectlPath, "get", "pods", "-A", "-o", "json"), kubectlKC)
+			if err != nil {
+				return err
+			}
+			n, _, err := countRequests(env, off, "bench-kubectl")
+			if err != nil {
+				return err
+			}
+			r.kubectlTimes = append(r.kubectlTimes, m.wall)
+			r.kubectlRSS = append(r.kubectlRSS, m.maxRSS)
+			r.kubectlReqs = append(r.kubectlReqs, n)
+
+			// plugin
+			if off, err = env.AuditOffset(); err != nil {
+				return err
+			}
+			m, err = run(pluginCmd(plugin, pluginKC), "")
+			if err != nil {
+				return err
+			}
+			n, detail, err := countRequests(env, off, "bench-plugin")
+			if err != nil {
+				return err
+			}
+			first, _, err := countRequests(env, off, "bench-plugin", withoutContinue)
+			if err != nil {
+				return err
+			}
+			r.pluginFirstReqs = append(r.pluginFirstReqs, first)
+			r.pluginTimes = append(r.pluginTimes, m.wall)
+			r.pluginRSS = append(r.pluginRSS, m.maxRSS)
+			r.pluginReqs = append(r.pluginReqs, n)
+			r.pluginReqDetail = detail
+			logf("  run %d: kubectl %s (%d req, %d MiB)  plugin %s (%d req, %d MiB)", k+1,
+				r.kubectlTimes[k].Round(time.Millisecond), r.kubectlReqs[k], r.kubectlRSS[k]>>10,
+				r.pluginTimes[k].Round(time.Millisecond), r.pluginReqs[k], r.pluginRSS[k]>>10)
+		}
+		results = append(results, r)
+	}
+	printTable(results, nodes, runs)
+	return nil
+}
+
+func pluginCmd(plugin, kc string) *exec.Cmd {
+	return exec.Command(plugin, "topology", "-A", "-o", "json", "--no-frontend", "--no-etcd", "--exit-zero", "--kubeconfig", kc)
+}
+
+type measurement struct {
+	wall   time.Duration
+	maxRSS int64 // KiB
+}
+
+// run runs cmd with stdout discarded, timing the wall clock and reading the
+// child's peak RSS from its rusage.
+func run(cmd *exec.Cmd, kubeconfig string) (measurement, error) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return measurement{}, err
+	}
+	defer devnull.Close()
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = devnull, &stderr
+	cmd.Env = os.Environ()
+	if kubeconfig != "" {
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+kubeconfig)
+	}
+	t0 := time.Now()
+	err = cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		return measurement{}, fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	m := measurement{wall: wall}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.maxRSS = int64(ru.Maxrss)
+		if runtime.GOOS == "darwin" {
+			m.maxRSS >>= 10 // bytes there, KiB on Linux
+		}
+	}
+	return m, nil
+}
+
+// countRequests counts the audit events of user since offset; the audit log is
+// written in blocking mode, so all of a finished client's requests are in it.
+func countRequests(env *kubeenv.Env, offset int64, user string, filters ...func(kubeenv.AuditEvent) bool) (int, string, error) {
+	evs, _, err := env.AuditEventsFrom(offset)
+	if err != nil {
+		return 0, "", err
+	}
+	by := map[string]int{}
+	n := 0
+	for _, ev := range evs {
+		if ev.User != user || !all(ev, filters) {
+			continue
+		}
+		n++
+		key := ev.Verb + " "
+		if ev.ObjectRef != nil {
+			key += ev.ObjectRef.Resource
+		} else {
+			key += "(discovery)"
+		}
+		by[key]++
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, by[k]))
+	}
+	return n, strings.Join(parts, ", "), nil
+}
+
+func withoutContinue(ev kubeenv.AuditEvent) bool {
+	return !strings.Contains(ev.RequestURI, "continue=")
+}
+
+func all(ev kubeenv.AuditEvent, fs []func(kubeenv.AuditEvent) bool) bool {
+	for _, f := range fs {
+		if !f(ev) {
+			return false
+		}
+	}
+	return true
+}
+
+// --- object generation ------------------------------------------------------
+
+func nodeName(i int) string    { return fmt.Sprintf("gpu-%s-%04d", zones[i%len(zones)], i) }
+func podNode(i, nodes int) int { return i % nodes }
+func compType(i int) string {
+	if i%2 == 0 {
+		return "prefill"
+	}
+	return "decode"
+}
+func podName(i int) string { return fmt.Sprintf("%s-0-%s-%05d", dgdName, compType(i), i) }
+
+func createNode(ctx context.Context, cs kubernetes.Interface, i int) error {
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("96"),
+		corev1.ResourceMemory: resource.MustParse("1056Gi"),
+		"nvidia.com/gpu":      resource.MustParse("8"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	name := nodeName(i)
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"kubernetes.io/hostname":                name,
+			"kubernetes.io/os":                      "linux",
+			"nvidia.com/gpu.present":                "true",
+			"nvidia.com/gpu.product":                "NVIDIA-H100-80GB-HBM3",
+			"topology.kubernetes.io/region":         "us-east-1",
+			zoneKey:                                 zones[i%len(zones)],
+			"topology.k8s.aws/network-node-layer-3": fmt.Sprintf("rack-%d", i/32),
+		}},
+	}
+	got, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	got.Status = corev1.NodeStatus{
+		Capacity: res, Allocatable: res,
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}},
+	}
+	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	return err
+}
+
+func podIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", 64+i/65536, (i/256)%256, i%256) }
+
+func createPod(ctx context.Context, cs kubernetes.Interface, i, nodes int) (types.UID, error) {
+	ni := podNode(i, nodes)
+	zone := zones[ni%len(zones)]
+	ct := compType(i)
+	comp := strings.ToUpper(ct[:1]) + ct[1:]
+	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}
+	req := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4"), corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("200Gi")}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: podName(i), Namespace: namespace,
+			Annotations: map[string]string{"nvidia.com/topology-label-key": zoneKey},
+			Labels: map[string]string{
+				"app.kubernetes.io/part-of":               dgdName,
+				"nvidia.com/dynamo-component":             comp,
+				"nvidia.com/dynamo-component-type":        ct,
+				"nvidia.com/dynamo-discovery-backend":     "kubernetes",
+				"nvidia.com/dynamo-discovery-enabled":     "true",
+				"nvidia.com/dynamo-graph-deployment-name": dgdName,
+				"nvidia.com/dynamo-namespace":             dynNS,
+				zoneKey:                                   zone,
+			},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: nodeName(ni),
+			Containers: []corev1.Container{{
+				Name: "main", Image: image,
+				Command: []string{"python3", "-m", "dynamo.vllm"},
+				Args:    []string{"--model", model},
+				Env: []corev1.EnvVar{
+					{Name: "DYN_NAMESPACE", Value: dynNS},
+					{Name: "DYN_COMPONENT", Value: ct},
+					{Name: "DYN_PARENT_DGD_K8S_NAME", Value: dgdName},
+					{Name: "DYN_PARENT_DGD_K8S_NAMESPACE", Value: namespace},
+					{Name: "DYN_DISCOVERY_BACKEND", Value: "kubernetes"},
+					{Name: "DYN_SYSTEM_PORT", Value: "9090"},
+					{Name: "DYN_KV_TRANSFER_DOMAIN", Value: "zone"},
+					{Name: "DYN_KV_TRANSFER_ENFORCEMENT", Value: "required"},
+				},
+				Resources: corev1.ResourceRequirements{Limits: gpu, Requests: req},
+			}},
+		},
+	}
+	got, err := cs.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	start := metav1.NewTime(time.Date(2026, 11, 18, 9, 35, 0, 0, time.UTC))
+	got.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning, PodIP: podIP(i), PodIPs: []corev1.PodIP{{IP: podIP(i)}}, StartTime: &start,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "main", Image: image, Ready: true, Started: ptr(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
+		}},
+	}
+	if _, err := cs.CoreV1().Pods(namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+		return "", err
+	}
+	return got.UID, nil
+}
+
+func createDWM(ctx context.Context, dyn dynamic.Interface, i int, podUID types.UID, nodes int) error {
+	zone := zones[podNode(i, nodes)%len(zones)]
+	ct := compType(i)
+	name := podName(i)
+	inst := int64(6245565840000000 + i)
+	hex := strconv.FormatInt(inst, 16)
+	key := fmt.Sprintf("%s/%s/generate/%s", dynNS, ct, hex)
+	needs := "decode"
+	if ct == "decode" {
+		needs = "prefill"
+	}
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nvidia.com/v1alpha1",
+		"kind":       "DynamoWorkerMetadata",
+		"metadata": map[string]any{
+			"name": name, "namespace": namespace,
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": "v1", "kind": "Pod", "name": name, "uid": string(podUID),
+				"controller": false, "blockOwnerDeletion": false,
+			}},
+		},
+		"spec": map[string]any{"data": map[string]any{
+			"endpoints": map[string]any{key: map[string]any{
+				"component": ct, "endpoint": "generate", "instance_id": inst, "namespace": dynNS,
+				"transport": map[string]any{"tcp": fmt.Sprintf("%s:41233/%s/generate", podIP(i), hex)},
+				"type":      "Endpoint",
+			}},
+			"event_channels": map[string]any{},
+			"event_sources":  map[string]any{},
+			"model_cards": map[string]any{key: map[string]any{
+				"card_json": map[string]any{
+					"context_length":      int64(131072),
+					"display_name":        model,
+					"kv_cache_block_size": int64(16),
+					"migration_limit":     int64(0),
+					"model_input":         "Tokens",
+					"model_type":          "Chat | Completions",
+					"needs":               []any{[]any{needs}},
+					"runtime_config": map[string]any{
+						"data_parallel_size":       int64(1),
+						"data_parallel_start_rank": int64(0),
+						"enable_local_indexer":     true,
+						"kv_transfer_domain":       "zone",
+						"kv_transfer_enforcement":  "required",
+						"max_num_batched_tokens":   int64(16384),
+						"max_num_seqs":             int64(256),
+						"stable_routing_id":        name,
+						"taints":                   []any{"dynamo.topology/zone=" + zone},
+						"topology_domains":         map[string]any{"zone": zone},
+						"total_kv_blocks":          int64(61034),
+					},
+					"slug":        "meta-llama_llama-3_3-70b-instruct",
+					"worker_type": ct,
+				},
+				"component": ct, "endpoint": "generate", "instance_id": inst, "namespace": dynNS,
+				"type": "Model",
+			}},
+		}},
+	}}
+	_, err := dyn.Resource(dwmGVR).Namespace(namespace).Create(ctx, o, metav1.CreateOptions{})
+	return err
+}
+
+func applyDGD(ctx context.Context, env *kubeenv.Env, pods int) error {
+	worker := func(name, typ string, replicas int) map[string]any {
+		return map[string]any{
+			"name": name, "type": typ, "replicas": int64(replicas),
+			"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+				"name": "main", "image": image,
+				"command": []any{"python3", "-m", "dynamo.vllm"}, "args": []any{"--model", model},
+				"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "4"}},
+			}}}},
+		}
+	}
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "nvidia.com/v1beta1",
+		"kind":       "DynamoGraphDeployment",
+		"metadata":   map[string]any{"name": dgdName, "namespace": namespace},
+		"spec": map[string]any{
+			"backendFramework": "vllm",
+			"components": []any{
+				worker("Prefill", "prefill", (pods+1)/2),
+				worker("Decode", "decode", pods/2),
+			},
+			"experimental": map[string]any{"kvTransferPolicy": map[string]any{
+				"domain": "zone", "enforcement": "required", "labelKey": zoneKey,
+			}},
+		},
+		"status": map[string]any{
+			"conditions": []any{map[string]any{
+				"type": "Ready", "status": "True", "reason": "all_resources_are_ready", "message": "",
+				"lastTransitionTime": "2026-11-18T09:41:00Z",
+			}},
+			"state": "successful",
+		},
+	}}
+	_, err := env.Apply(ctx, o)
+	return err
+}
+
+// --- helpers ------------------------------------------------------------------
+
+func parallel(n, workers int, f func(i int) error) error {
+	ch := make(chan int)
+	var (
+		wg      sync.WaitGroup
+		once    sync.Once
+		firstEr error
+		failed  atomic.Bool
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ch {
+				if failed.Load() {
+					continue
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { firstEr = err })
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		ch <- i
+	}
+	close(ch)
+	wg.Wait()
+	return firstEr
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func maxInt(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+func maxI64(xs []int64) int64 {
+	var m int64
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+func printTable(rs []*result, nodes, runs int) {
+	fmt.Printf("\n%d nodes, %d runs per command (median wall time; max of requests and RSS), %s/%s, %d CPUs\n\n",
+		nodes, runs, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Println("| pods | DWMs | create time | `kubectl get pods -A -o json` | plugin `topology -A -o json` | ratio | kubectl requests | plugin requests (calls + continue pages) | kubectl peak RSS | plugin peak RSS |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rs {
+		k, p := median(r.kubectlTimes), median(r.pluginTimes)
+		fmt.Printf("| %d | %d | %s | %s | %s | %.2f | %d | %d (%d + %d) | %d MiB | %d MiB |\n",
+			r.pods, r.dwms, r.createTime.Round(100*time.Millisecond), k.Round(time.Millisecond), p.Round(time.Millisecond),
+			float64(p)/float64(k), maxInt(r.kubectlReqs), maxInt(r.pluginReqs), maxInt(r.pluginFirstReqs), maxInt(r.pluginReqs)-maxInt(r.pluginFirstReqs), maxI64(r.kubectlRSS)>>10, maxI64(r.pluginRSS)>>10)
+	}
+	fmt.Println()
+	for _, r := range rs {
+		fmt.Printf("plugin requests at %d pods: %s\n", r.pods, r.pluginReqDetail)
+		fmt.Printf("  raw: kubectl %v  plugin %v\n", roundAll(r.kubectlTimes), roundAll(r.pluginTimes))
+	}
+}
+
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad -sizes %q", s)
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run from inside the kubectl-dynamo module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+func fatal(err error) {
+	logf("scale-bench: %v", err)
+	os.Exit(1)
+}
