@@ -115,7 +115,7 @@ func main() {
 	if err := bench(env, plugin, kubectlPath, *nodes, sizes, *runs, *workers); err != nil {
 		logf("FAILED: %v\n%s", err, env.LogTails(20))
 		_ = env.Stop()
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // the control plane was stopped just above
 	}
 }
 
@@ -202,12 +202,12 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 		}
 		// Sanity check: the plugin sees the generated deployment (table output).
 		show := exec.Command(plugin, "topology", "-A", "--no-frontend", "--no-etcd", "--exit-zero", "--kubeconfig", pluginKC)
-		if out, err := show.CombinedOutput(); err != nil {
+		out, err := show.CombinedOutput()
+		if err != nil {
 			return fmt.Errorf("topology: %w\n%s", err, out)
-		} else {
-			lines := strings.SplitN(string(out), "\n", 16)
-			logf("  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
 		}
+		lines := strings.SplitN(string(out), "\n", 16)
+		logf("  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
 		for k := 0; k < runs; k++ {
 			// kubectl baseline
 			off, err := env.AuditOffset()
@@ -288,7 +288,7 @@ func run(cmd *exec.Cmd, kubeconfig string) (measurement, error) {
 	}
 	m := measurement{wall: wall}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.maxRSS = int64(ru.Maxrss)
+		m.maxRSS = ru.Maxrss
 		if runtime.GOOS == "darwin" {
 			m.maxRSS >>= 10 // bytes there, KiB on Linux
 		}
