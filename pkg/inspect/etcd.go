@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 )
 
@@ -136,6 +137,14 @@ func CollectEtcd(ctx context.Context, o EtcdOptions) *EtcdResult {
 		return fail(fmt.Sprintf("cannot connect to etcd at %s: %s: %s; check --etcd-endpoints and the TLS flags", res.Source.Detail, etcdErrText(err, o), etcdConsequence))
 	}
 	defer cli.Close()
+	// clientv3.New does not wait for a connection, so an unreachable endpoint
+	// would only show when the first Range times out (--etcd-timeout). Wait for
+	// the connection itself, bounded by --etcd-dial-timeout; this sends no etcd
+	// request.
+	if err := etcdWaitConnected(ctx, cli, o.DialTimeout); err != nil {
+		return fail(fmt.Sprintf("etcd at %s is unreachable (no connection within %s, --etcd-dial-timeout): %s; port-forward etcd and pass --etcd-endpoints, or --no-etcd",
+			res.Source.Detail, o.DialTimeout, etcdConsequence))
+	}
 
 	var total int64
 	for _, p := range o.Prefixes {
@@ -167,6 +176,23 @@ func CollectEtcd(ctx context.Context, o EtcdOptions) *EtcdResult {
 }
 
 var errTotalTooLarge = errors.New("etcd data over the total size limit")
+
+// etcdWaitConnected waits until the client's gRPC connection is ready, at most d.
+func etcdWaitConnected(ctx context.Context, cli *clientv3.Client, d time.Duration) error {
+	conn := cli.ActiveConnection()
+	conn.Connect()
+	dctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for {
+		st := conn.GetState()
+		if st == connectivity.Ready {
+			return nil
+		}
+		if !conn.WaitForStateChange(dctx, st) {
+			return dctx.Err()
+		}
+	}
+}
 
 func sortEtcd(res *EtcdResult) {
 	sort.SliceStable(res.KVs, func(i, j int) bool { return res.KVs[i].Key < res.KVs[j].Key })

@@ -191,13 +191,21 @@ func TestCollectEtcdUnreachable(t *testing.T) {
 	if !r.Source.Degraded || len(r.KVs) != 0 {
 		t.Errorf("unreachable etcd: %+v", r.Source)
 	}
-	wantNotes(t, r.Notes, "is unreachable (no answer within 300ms)", "port-forward etcd and pass --etcd-endpoints")
+	wantNotes(t, r.Notes, "is unreachable (no connection within 300ms, --etcd-dial-timeout)", "port-forward etcd and pass --etcd-endpoints")
 	if strings.Contains(fmt.Sprint(r.Notes, r.Source), "pw-unreach-1234") {
 		t.Error("password from the endpoint URL leaked")
 	}
 	if len(r.Notes) != 1 {
 		t.Errorf("one note expected, got:\n%s", noteLines(r.Notes))
 	}
+
+	// The dial timeout, not the (longer) request timeout, bounds an unreachable etcd.
+	start = time.Now()
+	r = CollectEtcd(context.Background(), EtcdOptions{Endpoints: []string{"http://127.0.0.1:1"}, DialTimeout: 300 * time.Millisecond, RequestTimeout: time.Minute})
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("an unreachable etcd took %v with a 300ms dial timeout and a 1m request timeout", d)
+	}
+	wantNotes(t, r.Notes, "no connection within 300ms")
 
 	r = CollectEtcd(context.Background(), EtcdOptions{Endpoints: []string{"http://127.0.0.1:1"}, Cert: "/nonexistent.pem"})
 	wantNotes(t, r.Notes, "--etcd-cert and --etcd-key must be given together")
