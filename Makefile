@@ -21,7 +21,7 @@ EXAMPLE_ARGS := topology --from-file examples/prefill-only-zone-required.yaml --
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-17s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build bin/kubectl-dynamo with version stamps
@@ -40,13 +40,14 @@ test-unit: ## Run go test with -race and -shuffle (no lint)
 	go test -race -shuffle=on -count=1 ./...
 
 .PHONY: verify
-verify: ## Check gofmt, go vet, go.mod tidiness and house rules
+verify: ## Check gofmt, go vet, go.mod tidiness, house rules and generated docs
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/tools/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	hack/verify-tidy.sh
 	hack/verify-code-patterns.sh
 	hack/verify-readme.sh
+	hack/verify-docs.sh
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)
@@ -54,6 +55,18 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)
 
 $(GOLANGCI_LINT):
 	hack/install-golangci-lint.sh $(GOLANGCI_LINT_VERSION) $(GOLANGCI_LINT)
+
+.PHONY: docs
+docs: ## Regenerate docs/reference/ and the generated blocks in docs/ (hack/gen-docs)
+	go run ./hack/gen-docs
+
+.PHONY: release-check
+release-check: ## goreleaser check, a host-platform snapshot release, krew manifest validation and install
+	hack/release-check.sh
+
+.PHONY: release-snapshot
+release-snapshot: ## As release-check, building all six platforms into dist/ (14 min with a cold build cache)
+	RELEASE_CHECK_ALL=1 hack/release-check.sh
 
 .PHONY: golden
 golden: ## Rewrite golden files from the current output

@@ -20,17 +20,22 @@ func TestExamplesUpToDate(t *testing.T) {
 	if err != nil || len(files) != 4 {
 		t.Fatalf("generated %v (%v)", files, err)
 	}
+	files = append(files, filepath.Join(dir, "prompts", "support-chat.tokens"))
 	for _, f := range files {
 		got, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := os.ReadFile(filepath.Join("..", "..", "examples", filepath.Base(f)))
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "examples", rel))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("examples/%s is stale: run `go run ./hack/gen-examples` and commit the result", filepath.Base(f))
+			t.Errorf("examples/%s is stale: run `go run ./hack/gen-examples` and commit the result", rel)
 		}
 	}
 }

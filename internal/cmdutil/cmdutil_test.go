@@ -33,6 +33,9 @@ func TestParseTokenList(t *testing.T) {
 		{"[1,", nil, "invalid JSON token array"},
 		{"0x10", nil, "not a non-negative integer"},
 		{"18446744073709551616", nil, "does not fit in 32 bits"},
+		{"# a comment\n1 2\n  # indented comment 9\n3", []uint32{1, 2, 3}, ""},
+		{"# only a comment\n", nil, "holds no token ids"},
+		{"1 #2", nil, "not a non-negative integer"},
 	}
 	for _, tt := range tests {
 		got, err := ParseTokenList([]byte(tt.in), "input")

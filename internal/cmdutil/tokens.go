@@ -58,7 +58,8 @@ func displayPath(p string) string {
 }
 
 // ParseTokenList parses token ids given as text: a JSON array of integers, or
-// integers separated by commas and/or whitespace. Every id must be a decimal
+// integers separated by commas and/or whitespace, where lines starting with #
+// are comments. Every id must be a decimal
 // integer in [0, 2^32). source names the input in errors.
 func ParseTokenList(data []byte, source string) ([]uint32, error) {
 	trimmed := bytes.TrimSpace(data)
@@ -68,7 +69,16 @@ func ParseTokenList(data []byte, source string) ([]uint32, error) {
 	if trimmed[0] == '[' {
 		return parseJSONTokens(trimmed, source)
 	}
-	fields := strings.FieldsFunc(string(trimmed), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	// Lines starting with # are comments (token files can say what they hold).
+	var text strings.Builder
+	for line := range strings.Lines(string(trimmed)) {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			text.WriteString("\n")
+			continue
+		}
+		text.WriteString(line)
+	}
+	fields := strings.FieldsFunc(text.String(), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("%s holds no token ids", source)
 	}

@@ -357,7 +357,12 @@ func (bd *bldBuilder) loads(d *bldDeployment) {
 	if m == nil {
 		return
 	}
-	what := cmp.Or(m.Source, "frontend /metrics")
+	what := "frontend /metrics"
+	if m.Source != "" && !strings.Contains(m.Source, "/metrics") {
+		what += " (" + m.Source + ")"
+	} else if m.Source != "" {
+		what = m.Source
+	}
 	if n > 1 {
 		bd.info(SourceFrontend, d.out.Key(), "%d frontend /metrics scrapes for %s; the newest is used", n, bldDGDRef(d))
 	}

@@ -22,6 +22,27 @@
 //  3. Analyze. Analyze turns a Snapshot into a Report: capacity per value of
 //     the transfer domain and the findings documented in docs/findings.md.
 //
+// # Route inputs
+//
+// explain-route needs three more live inputs, read on demand rather than by
+// Collect:
+//
+//   - FrontendOptions.Tokenize: the frontend's POST /tokenize (prompt or chat
+//     messages), so that prompts hash exactly as the router hashes them.
+//   - FrontendOptions.ReadPlacements: one snapshot of the frontend's NDJSON
+//     stream GET /v1/kv-cache/placements/stream, the router's view of every
+//     worker's cached blocks as RouterEvents per (model, endpoint). Reading
+//     stops at placement_snapshot_end and the connection is closed; the live
+//     tail is never read.
+//   - QueryIndexer: a standalone KV indexer's POST /query (overlap scores).
+//
+// The frontend is reached through the API server's service proxy
+// (KubeAPI.ServiceProxyPost and ServiceProxyStream) or a URL. POST /tokenize
+// and POST /query are the only requests the package sends that are not GETs;
+// both are pure computations, and a POST through the service proxy needs RBAC
+// verb create on services/proxy (docs/rbac.md). Every read is bounded in size
+// and time, and keeps 64-bit ids and hashes exact.
+//
 // # Capture files
 //
 // A capture is a Kubernetes List (YAML or JSON; a multi-document YAML stream

@@ -63,6 +63,18 @@ type FrontendOptions struct {
 	// MaxMetricsBytes and MaxBusyThresholdBytes are size limits (defaults above).
 	MaxMetricsBytes       int64
 	MaxBusyThresholdBytes int64
+	// MaxTokenizeBytes bounds a POST /tokenize answer (Tokenize);
+	// DefaultMaxTokenizeBytes when 0.
+	MaxTokenizeBytes int64
+	// MaxPlacementBytes bounds a whole KV placement snapshot and
+	// MaxPlacementLineBytes one of its lines (ReadPlacements);
+	// DefaultMaxPlacementBytes and DefaultMaxPlacementLineBytes when 0.
+	MaxPlacementBytes     int64
+	MaxPlacementLineBytes int64
+	// PlacementTimeout bounds the whole placement snapshot read, from the
+	// request to placement_snapshot_end; when 0, DefaultPlacementTimeout or
+	// Timeout, whichever is longer.
+	PlacementTimeout time.Duration
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
 }
@@ -237,9 +249,17 @@ func CollectFrontend(ctx context.Context, o FrontendOptions) *FrontendResult {
 type httpStatusError struct {
 	Code   int
 	Status string
+	// Message is the answer's error message, when it had one (set by the
+	// route-input requests only).
+	Message string
 }
 
-func (e *httpStatusError) Error() string { return "HTTP " + e.Status }
+func (e *httpStatusError) Error() string {
+	if e.Message != "" {
+		return "HTTP " + e.Status + ": " + e.Message
+	}
+	return "HTTP " + e.Status
+}
 
 func isHTTPStatus(err error, code int) bool {
 	var he *httpStatusError

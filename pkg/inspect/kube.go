@@ -70,6 +70,17 @@ type KubeAPI interface {
 	// proxy (GET /api/v1/namespaces/NS/services/SVC:PORT/proxy/PATH) and reads at
 	// most maxBytes of the answer (ErrResponseTooLarge beyond).
 	ServiceProxyGet(ctx context.Context, namespace, service, port, path string, maxBytes int64) ([]byte, error)
+	// ServiceProxyPost POSTs a JSON body to path of a Service through the
+	// service proxy (POST …/proxy/PATH, which RBAC authorizes as verb create on
+	// services/proxy) and reads at most maxBytes of the answer
+	// (ErrResponseTooLarge beyond). It is used only for read-only computations
+	// (the frontend's POST /tokenize); nothing in the cluster changes.
+	ServiceProxyPost(ctx context.Context, namespace, service, port, path string, body []byte, maxBytes int64) ([]byte, error)
+	// ServiceProxyStream GETs path from a Service through the service proxy and
+	// returns the open answer body for the caller to read incrementally and
+	// close (an NDJSON stream such as the frontend's KV placements). Cancelling
+	// ctx aborts the read.
+	ServiceProxyStream(ctx context.Context, namespace, service, port, path string) (io.ReadCloser, error)
 }
 
 // ErrResponseTooLarge is returned when an answer exceeds its size limit.
@@ -180,16 +191,38 @@ func (k *RESTKubeAPI) List(ctx context.Context, gvr schema.GroupVersionResource,
 
 // ServiceProxyGet implements KubeAPI with one GET through the service proxy.
 func (k *RESTKubeAPI) ServiceProxyGet(ctx context.Context, namespace, service, port, path string, maxBytes int64) ([]byte, error) {
-	name := service
-	if port != "" {
-		name += ":" + port
-	}
-	rc, err := k.rest.Get().Namespace(namespace).Resource("services").Name(name).SubResource("proxy").Suffix(path).Stream(ctx)
+	rc, err := k.rest.Get().Namespace(namespace).Resource("services").Name(proxyName(service, port)).SubResource("proxy").Suffix(path).Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
 	return readAtMost(rc, maxBytes)
+}
+
+// ServiceProxyPost implements KubeAPI with one POST through the service proxy.
+func (k *RESTKubeAPI) ServiceProxyPost(ctx context.Context, namespace, service, port, path string, body []byte, maxBytes int64) ([]byte, error) {
+	rc, err := k.rest.Post().Namespace(namespace).Resource("services").Name(proxyName(service, port)).SubResource("proxy").Suffix(path).
+		Body(body).SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return readAtMost(rc, maxBytes)
+}
+
+// ServiceProxyStream implements KubeAPI with one streaming GET through the
+// service proxy.
+func (k *RESTKubeAPI) ServiceProxyStream(ctx context.Context, namespace, service, port, path string) (io.ReadCloser, error) {
+	return k.rest.Get().Namespace(namespace).Resource("services").Name(proxyName(service, port)).SubResource("proxy").Suffix(path).
+		SetHeader("Accept", "application/x-ndjson, application/json;q=0.9").Stream(ctx)
+}
+
+// proxyName is the service-proxy name "SERVICE:PORT" (or SERVICE alone).
+func proxyName(service, port string) string {
+	if port != "" {
+		return service + ":" + port
+	}
+	return service
 }
 
 // readAtMost reads r up to max bytes; more is ErrResponseTooLarge.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -30,6 +31,9 @@ type fakeKube struct {
 	discErr error
 	calls   []string
 	proxy   func(ns, svc, port, path string) ([]byte, error)
+	// proxyPost and proxyStream answer ServiceProxyPost and ServiceProxyStream.
+	proxyPost   func(ns, svc, port, path string, body []byte, limit int64) ([]byte, error)
+	proxyStream func(ctx context.Context, ns, svc, port, path string) (io.ReadCloser, error)
 	// expireOnce makes the first request with a continue token fail with 410.
 	expireOnce bool
 }
@@ -120,6 +124,26 @@ func (f *fakeKube) ServiceProxyGet(_ context.Context, ns, svc, port, path string
 		return nil, apierrors.NewServiceUnavailable("no endpoints available for service")
 	}
 	return f.proxy(ns, svc, port, path)
+}
+
+func (f *fakeKube) ServiceProxyPost(_ context.Context, ns, svc, port, path string, body []byte, limit int64) ([]byte, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, "PROXY POST "+ns+"/"+svc+":"+port+path)
+	f.mu.Unlock()
+	if f.proxyPost == nil {
+		return nil, apierrors.NewServiceUnavailable("no endpoints available for service")
+	}
+	return f.proxyPost(ns, svc, port, path, body, limit)
+}
+
+func (f *fakeKube) ServiceProxyStream(ctx context.Context, ns, svc, port, path string) (io.ReadCloser, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, "PROXY STREAM "+ns+"/"+svc+":"+port+path)
+	f.mu.Unlock()
+	if f.proxyStream == nil {
+		return nil, apierrors.NewServiceUnavailable("no endpoints available for service")
+	}
+	return f.proxyStream(ctx, ns, svc, port, path)
 }
 
 func (f *fakeKube) lists() []string {

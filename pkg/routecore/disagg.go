@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -294,31 +295,89 @@ func disaggInvalid(err error) bool {
 // decodeAfterTransfer runs the decode leg for one prefill landing and wraps a
 // failure under transfer constraints in a DecodeTransferError.
 func (in DisaggInput) decodeAfterTransfer(r Rand, t TransferDerivation, withDraw bool, u float64) (RoutingConstraints, RouterConfigOverride, Decision, error) {
+	merged, override, dec, err := in.decodeUnder(r, t, withDraw, u, nil)
+	return merged, override, *dec, err
+}
+
+// decodeMemo caches deterministic decode legs (draw 0) by their merged
+// constraints: every prefill landing in the same domain leads to the same decode
+// selection, so evaluating all landings costs one decode selection per distinct
+// constraint set instead of one per prefill candidate.
+type decodeMemo struct {
+	dec      map[string]*Decision
+	err      map[string]error
+	inDomain map[string][]WorkerID
+}
+
+func newDecodeMemo() *decodeMemo {
+	return &decodeMemo{dec: map[string]*Decision{}, err: map[string]error{}, inDomain: map[string][]WorkerID{}}
+}
+
+// constraintsKey is a canonical text form of c (weights by their bits).
+func constraintsKey(c RoutingConstraints) string {
+	var b strings.Builder
+	req := slices.Clone(c.RequiredTaints)
+	slices.Sort(req)
+	for _, t := range req {
+		b.WriteString(t)
+		b.WriteByte(0)
+	}
+	b.WriteByte(1)
+	for _, k := range c.SortedPreferred() {
+		fmt.Fprintf(&b, "%s\x00%x\x00", k, math.Float64bits(c.PreferredTaints[k]))
+	}
+	return b.String()
+}
+
+// decodeUnder runs the decode leg under the constraints derived in t; with a
+// memo (deterministic draws only) identical constraint sets are selected once.
+func (in DisaggInput) decodeUnder(r Rand, t TransferDerivation, withDraw bool, u float64, memo *decodeMemo) (RoutingConstraints, RouterConfigOverride, *Decision, error) {
 	merged := MergeFrontend(in.Request.Constraints, t.Constraints)
 	override := DecodeOverride(in.Request.Override, in.Config.ConditionalDisaggEnabled)
-	dec, err := in.selectDecode(r, merged, override, in.DecodePin, withDraw, u)
+	var dec *Decision
+	var err error
+	key := ""
+	if memo != nil {
+		key = constraintsKey(merged)
+		dec, err = memo.dec[key], memo.err[key]
+	}
+	if dec == nil {
+		var d Decision
+		d, err = in.selectDecode(r, merged, override, in.DecodePin, withDraw, u)
+		dec = &d
+		if memo != nil {
+			memo.dec[key], memo.err[key] = dec, err
+		}
+	}
 	if err != nil && t.Rule == TransferRuleRequired && !disaggInvalid(err) {
-		var inDomain []WorkerID
-		for _, w := range in.DecodeWorkers {
-			if _, ok := slices.BinarySearch(w.Runtime.EffectiveTaints(), t.Taint); ok {
-				inDomain = append(inDomain, w.ID)
+		inDomain, ok := []WorkerID(nil), false
+		if memo != nil {
+			inDomain, ok = memo.inDomain[t.Taint]
+		}
+		if !ok {
+			for _, w := range in.DecodeWorkers {
+				if _, found := slices.BinarySearch(w.Runtime.EffectiveTaints(), t.Taint); found {
+					inDomain = append(inDomain, w.ID)
+				}
+			}
+			slices.Sort(inDomain)
+			if memo != nil {
+				memo.inDomain[t.Taint] = inDomain
 			}
 		}
-		slices.Sort(inDomain)
 		err = &DecodeTransferError{Transfer: t, DomainDecodeWorkers: inDomain, Err: err}
 	}
 	return merged, override, dec, err
 }
 
-// outcomeFor evaluates one prefill landing with deterministic draws.
-func (in DisaggInput) outcomeFor(configs map[WorkerID]RuntimeConfig, c WorkerWithDpRank, p float64) PrefillOutcome {
+// outcomeFor evaluates one prefill landing with deterministic draws. Outcomes
+// evaluated with the same memo may share their Decode decision.
+func (in DisaggInput) outcomeFor(configs map[WorkerID]RuntimeConfig, c WorkerWithDpRank, p float64, memo *decodeMemo) PrefillOutcome {
 	o := PrefillOutcome{Prefill: c, Probability: p}
 	t, err := DeriveTransferConstraints(configs, c.WorkerID)
 	o.Transfer = t
 	if err == nil {
-		var dec Decision
-		o.DecodeConstraints, _, dec, err = in.decodeAfterTransfer(nil, t, true, 0)
-		o.Decode = &dec
+		o.DecodeConstraints, _, o.Decode, err = in.decodeUnder(nil, t, true, 0, memo)
 	}
 	o.Routable = err == nil
 	if err != nil {
@@ -408,8 +467,9 @@ func RouteDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
 	configs := in.prefillRuntimeConfigs()
 	if alts := prefillAlternatives(pre); len(alts) > 1 {
 		routable := 0
+		memo := newDecodeMemo()
 		for _, c := range alts {
-			o := in.outcomeFor(configs, c.Candidate, c.Probability)
+			o := in.outcomeFor(configs, c.Candidate, c.Probability, memo)
 			if o.Routable {
 				routable++
 			}
@@ -530,11 +590,12 @@ func EvaluateAllPrefill(in DisaggInput) ([]PrefillOutcome, error) {
 	}
 	configs := in.prefillRuntimeConfigs()
 	var out []PrefillOutcome
+	memo := newDecodeMemo()
 	for _, c := range pre.Candidates {
 		if !c.Eligible {
 			continue
 		}
-		out = append(out, in.outcomeFor(configs, c.Candidate, c.Probability))
+		out = append(out, in.outcomeFor(configs, c.Candidate, c.Probability, memo))
 	}
 	return out, nil
 }

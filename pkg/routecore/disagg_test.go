@@ -367,3 +367,28 @@ func TestRouteDisaggregatedConditionalPrefillLoadPeek(t *testing.T) {
 		t.Errorf("prefill at the line bypassed: %+v", d.Conditional.PrefillLoad)
 	}
 }
+
+// TestDecodeMemoMatchesFreshSelections: outcomes evaluated with the shared
+// decode memo equal those evaluated one by one without it.
+func TestDecodeMemoMatchesFreshSelections(t *testing.T) {
+	w := 0.25
+	prefill := []Worker{
+		dgPrefill(1, dzA, EnforcementRequired, 0), dgPrefill(2, dzA, EnforcementRequired, 5),
+		dgPrefill(3, dzB, EnforcementRequired, 0), dgPrefill(7, dzC, EnforcementRequired, 0),
+		{ID: 4, Runtime: dgRuntime(dzB, EnforcementPreferred, &w)}, {ID: 5, Runtime: dgRuntime(dzA, EnforcementPreferred, &w)},
+	}
+	decode := []Worker{dgDecode(11, dzA, 3), dgDecode(12, dzB, 0), dgDecode(13, dzA, 1)}
+	in := dgInput(prefill, decode)
+	memoed, err := EvaluateAllPrefill(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := in.prefillRuntimeConfigs()
+	for _, o := range memoed {
+		fresh := in.outcomeFor(configs, o.Prefill, o.Probability, nil)
+		if fresh.Routable != o.Routable || fresh.Error != o.Error || !reflect.DeepEqual(fresh.Decode, o.Decode) ||
+			!reflect.DeepEqual(fresh.DecodeConstraints, o.DecodeConstraints) {
+			t.Errorf("prefill %v: memo %+v, fresh %+v", o.Prefill, o, fresh)
+		}
+	}
+}

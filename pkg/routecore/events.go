@@ -165,7 +165,12 @@ func (d KvCacheEventData) kind() (string, error) {
 // with the strict integer handling of RouterEvent.UnmarshalJSON.
 func DecodeRouterEvent(data []byte) (RouterEvent, error) {
 	var ev RouterEvent
-	err := json.Unmarshal(data, &ev)
+	if !json.Valid(data) {
+		// json.Unmarshal reports where the syntax error is.
+		err := json.Unmarshal(data, &ev)
+		return ev, err
+	}
+	err := ev.decodeValid(data)
 	return ev, err
 }
 
@@ -249,6 +254,15 @@ func (ev RouterEvent) appendJSON(b []byte) ([]byte, error) {
 // hashes as signed integers) and keep their two's-complement bit pattern.
 // Keys are case-sensitive and unknown keys are ignored, as with serde.
 func (ev *RouterEvent) UnmarshalJSON(data []byte) error {
+	if !json.Valid(data) {
+		return fmt.Errorf("%w: router event is not valid JSON", ErrMalformedEvent)
+	}
+	return ev.decodeValid(data)
+}
+
+// decodeValid is UnmarshalJSON for input known to be valid JSON: the nested
+// objects are then split without validating them again (evDecodeObject).
+func (ev *RouterEvent) decodeValid(data []byte) error {
 	obj, err := evDecodeObject(data, "router event")
 	if err != nil {
 		return err
@@ -375,6 +389,15 @@ func (s *KvCacheStoreData) decode(data []byte) error {
 	if !ok {
 		return evMissing("event.data.stored.blocks")
 	}
+	if blocks, ok := evFastBlocks(raw); ok {
+		s.Blocks = blocks
+		return nil
+	}
+	return s.decodeBlocks(raw)
+}
+
+// decodeBlocks is the general decoder of a stored event's blocks array.
+func (s *KvCacheStoreData) decodeBlocks(raw []byte) error {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return fmt.Errorf("%w: field event.data.stored.blocks must be an array of block objects", ErrMalformedEvent)
@@ -434,12 +457,115 @@ func (r *KvCacheRemoveData) decode(data []byte) error {
 	return nil
 }
 
+// evDecodeObject splits a JSON object into its members, like json.Unmarshal
+// into map[string]json.RawMessage (escaped keys unescaped, the last duplicate
+// wins), but in one pass and without copying the values: data must be valid
+// JSON (RouterEvent decoding validates the whole event once, up front).
 func evDecodeObject(data []byte, field string) (map[string]json.RawMessage, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("%w: field %s must be a JSON object", ErrMalformedEvent, field)
+	notObject := fmt.Errorf("%w: field %s must be a JSON object", ErrMalformedEvent, field)
+	i := evSkipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, notObject
 	}
-	return obj, nil
+	obj := make(map[string]json.RawMessage, 4)
+	i = evSkipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return obj, nil
+	}
+	for i < len(data) && data[i] == '"' {
+		end := evSkipString(data, i)
+		key := string(data[i+1 : end-1])
+		if bytes.IndexByte(data[i:end], '\\') >= 0 || !evASCII(data[i:end]) {
+			// Escapes and non-ASCII (json replaces invalid UTF-8): decode as json does.
+			if err := json.Unmarshal(data[i:end], &key); err != nil {
+				return nil, notObject
+			}
+		}
+		i = evSkipWS(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return nil, notObject
+		}
+		i = evSkipWS(data, i+1)
+		start := i
+		i = evSkipValue(data, i)
+		obj[key] = data[start:i:i]
+		i = evSkipWS(data, i)
+		if i < len(data) && data[i] == ',' {
+			i = evSkipWS(data, i+1)
+			continue
+		}
+		if i < len(data) && data[i] == '}' {
+			return obj, nil
+		}
+		return nil, notObject
+	}
+	return nil, notObject
+}
+
+func evASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func evSkipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// evSkipString returns the index after the string starting at b[i] == '"'.
+func evSkipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// evSkipValue returns the index after the valid JSON value starting at b[i].
+func evSkipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return evSkipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = evSkipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
 }
 
 func evMissing(field string) error {

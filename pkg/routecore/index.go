@@ -445,10 +445,15 @@ func (t *radixTree) findMatches(seq []LocalBlockHash) OverlapScores {
 	return res
 }
 
+// maybeCompact compacts when half the nodes are dirty, or when the worker-set
+// pool has grown by more than the live sets plus half the node count since the
+// last compaction: set garbage grows with every store into a shared prefix, so
+// tying the trigger to the tree size keeps bulk loads (a million-block snapshot)
+// linear instead of compacting every few thousand stores.
 func (t *radixTree) maybeCompact() {
 	if t.nextKid >= 1<<31 ||
 		(t.dirty >= compactMinDirty && 2*t.dirty >= len(t.nodes)) ||
-		len(t.sets.members) >= 2*t.setsAtLast+compactMinDirty {
+		len(t.sets.members) >= 2*t.setsAtLast+max(compactMinDirty, len(t.nodes)/2) {
 		t.compact()
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
@@ -74,6 +75,7 @@ frontend) is recorded in the file and printed to stderr as a note.`,
 
   # Then, offline
   kubectl dynamo topology --from-file capture.yaml`,
+		ValidArgsFunction: completion.Deployments(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(f, cmd, args); err != nil {
 				return err

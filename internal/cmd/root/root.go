@@ -4,10 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	cmdCapture "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/capture"
+	cmdExplainRoute "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/explainroute"
 	cmdHash "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/hash"
 	cmdTopology "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/topology"
 	cmdVersion "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/version"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 )
 
@@ -56,10 +58,13 @@ It never changes anything in the cluster.`,
 	_ = cmd.RegisterFlagCompletionFunc("color", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp
 	})
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completion.Namespaces(f))
+	_ = cmd.RegisterFlagCompletionFunc("context", completion.Contexts(f))
 
 	cmd.AddCommand(cmdVersion.NewCmdVersion(f, nil))
 	cmd.AddCommand(cmdHash.NewCmdHash(f, nil))
 	cmd.AddCommand(cmdTopology.NewCmdTopology(f, nil))
 	cmd.AddCommand(cmdCapture.NewCmdCapture(f, nil))
+	cmd.AddCommand(cmdExplainRoute.NewCmdExplainRoute(f, nil))
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
@@ -68,6 +69,7 @@ Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
 
   # The hierarchy (zone › rack › host)
   kubectl dynamo topology --tree`,
+		ValidArgsFunction: completion.Deployments(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(f, cmd, args); err != nil {
 				return err

@@ -1,0 +1,246 @@
+package explainroute_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+)
+
+const prompt = "examples/prompts/support-chat.tokens"
+
+// runIn runs the command from the repository root so example paths read as
+// users type them.
+func runIn(t *testing.T, args ...string) cmdtest.Result {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir("../../.."); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Chdir(wd) }()
+	return cmdtest.Run(t, args...)
+}
+
+// TestExplainRouteGolden pins what users see for every example.
+func TestExplainRouteGolden(t *testing.T) {
+	files, err := filepath.Glob("../../../examples/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		for _, format := range []string{"table", "wide", "json", "yaml", "all-prefill"} {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				args := []string{"explain-route", "--from-file", "examples/" + filepath.Base(f), "--token-file", prompt}
+				if format == "all-prefill" {
+					args = append(args, "--all-prefill")
+				} else {
+					args = append(args, "-o", format)
+				}
+				r := runIn(t, args...)
+				golden.Assert(t, cmdtest.Transcript(args, "", r))
+				if r.ExitCode != 0 && r.ExitCode != 2 {
+					t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+				}
+			})
+		}
+	}
+}
+
+func explainJSON(t *testing.T, args ...string) (*explain.Explanation, cmdtest.Result) {
+	t.Helper()
+	r := runIn(t, append(append([]string{"explain-route"}, args...), "-o", "json")...)
+	if r.ExitCode != 0 && r.ExitCode != 2 {
+		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	var x explain.Explanation
+	if err := json.Unmarshal([]byte(r.Stdout), &x); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.Stdout)
+	}
+	return &x, r
+}
+
+// TestExplainRouteVerdicts checks the outcomes the examples are built to show.
+func TestExplainRouteVerdicts(t *testing.T) {
+	const prefillOnly = "examples/prefill-only-zone-required.yaml"
+	const healthy = "examples/healthy-three-zone-required.yaml"
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		check func(t *testing.T, x *explain.Explanation)
+	}{
+		{"cached prefix steers prefill into the zone without decode", []string{"--from-file", prefillOnly, "--token-file", prompt}, 2, func(t *testing.T, x *explain.Explanation) {
+			if x.Verdict.Routable || x.Verdict.Stage != "decode" || x.Verdict.Error != "NoEndpoints" {
+				t.Errorf("verdict %+v", x.Verdict)
+			}
+			if got := x.Prefill.Selected; !slices.Equal(got, []string{"qwen3-32b-0-prefill-us-east-1c-0"}) {
+				t.Errorf("prefill pick %v", got)
+			}
+			if !strings.Contains(x.Verdict.Cause, "us-east-1c has 2 prefill and 0 decode workers") || !strings.Contains(x.Verdict.Fix, "preferred") {
+				t.Errorf("cause/fix %q / %q", x.Verdict.Cause, x.Verdict.Fix)
+			}
+			if x.Transfer == nil || !slices.Equal(x.Transfer.RequiredTaints, []string{"dynamo.topology/zone=us-east-1c"}) {
+				t.Errorf("transfer %+v", x.Transfer)
+			}
+			if x.Prefill.Candidates[0].OverlapBlocks != 10 && x.Prefill.Candidates[2].OverlapBlocks != 10 {
+				overlaps := map[string]float64{}
+				for _, c := range x.Prefill.Candidates {
+					overlaps[c.Worker] = c.OverlapBlocks
+				}
+				if overlaps["qwen3-32b-0-prefill-us-east-1c-0"] != 10 || overlaps["qwen3-32b-0-prefill-us-east-1a-0"] != 3 {
+					t.Errorf("overlaps %v", overlaps)
+				}
+			}
+		}},
+		{"cold cache: a third of the picks fail", []string{"--from-file", prefillOnly, "--token-file", prompt, "--cold", "--assume-idle"}, 2, func(t *testing.T, x *explain.Explanation) {
+			if !x.Verdict.DependsOnDraw || len(x.Alternatives) != 4 {
+				t.Fatalf("verdict %+v alternatives %d", x.Verdict, len(x.Alternatives))
+			}
+			if x.Verdict.FailureProbability != 0.5 {
+				t.Errorf("failure probability %v, want 0.5 (2 of 4 idle prefill workers are in us-east-1c)", x.Verdict.FailureProbability)
+			}
+			if !slices.Equal(x.Verdict.FailingPrefill, []string{"qwen3-32b-0-prefill-us-east-1c-0", "qwen3-32b-0-prefill-us-east-1c-1"}) {
+				t.Errorf("failing %v", x.Verdict.FailingPrefill)
+			}
+		}},
+		{"preferred enforcement makes it routable", []string{"--from-file", prefillOnly, "--token-file", prompt, "--enforcement", "preferred", "--preferred-weight", "0.5", "--all-prefill"}, 0, func(t *testing.T, x *explain.Explanation) {
+			if !x.Verdict.Routable || len(x.Verdict.FailingPrefill) != 0 {
+				t.Errorf("verdict %+v", x.Verdict)
+			}
+			if x.Transfer.Enforcement != "preferred" || x.Transfer.PreferredTaints["dynamo.topology/zone=us-east-1c"] != 0.5 {
+				t.Errorf("transfer %+v", x.Transfer)
+			}
+			if len(x.Matrix) != 4 {
+				t.Errorf("matrix %d rows", len(x.Matrix))
+			}
+		}},
+		{"forcing prefill into a healthy zone", []string{"--from-file", prefillOnly, "--token-file", prompt, "--prefill", "qwen3-32b-0-prefill-us-east-1b-0"}, 0, func(t *testing.T, x *explain.Explanation) {
+			if !x.Verdict.Routable || x.Prefill.Rule != "pinned" || x.Transfer.Value != "us-east-1b" {
+				t.Errorf("verdict %+v rule %s transfer %+v", x.Verdict, x.Prefill.Rule, x.Transfer)
+			}
+		}},
+		{"excluding the warm worker moves prefill", []string{"--from-file", healthy, "--token-file", prompt, "--exclude-worker", "llama3-70b-0-prefill-us-east-1b-0"}, 0, func(t *testing.T, x *explain.Explanation) {
+			for _, c := range x.Prefill.Candidates {
+				if c.Worker == "llama3-70b-0-prefill-us-east-1b-0" {
+					t.Errorf("excluded worker is a candidate")
+				}
+			}
+			if len(x.Excluded) != 1 || !strings.Contains(x.Excluded[0].Reason, "--exclude-worker") {
+				t.Errorf("excluded %+v", x.Excluded)
+			}
+		}},
+		{"a zone down removes its workers", []string{"--from-file", healthy, "--token-file", prompt, "--domain-down", "zone=us-east-1b", "--all-prefill"}, 0, func(t *testing.T, x *explain.Explanation) {
+			for _, r := range x.Matrix {
+				if r.Domain == "us-east-1b" {
+					t.Errorf("matrix row in the downed zone: %+v", r)
+				}
+			}
+			if len(x.Matrix) != 4 || len(x.Excluded) != 4 {
+				t.Errorf("matrix %d excluded %d", len(x.Matrix), len(x.Excluded))
+			}
+		}},
+		{"overloaded decode zone fails with the overload named", []string{"--from-file", healthy, "--token-file", prompt,
+			"--load", "llama3-70b-0-decode-us-east-1b-0=decodeBlocks:60000", "--load", "llama3-70b-0-decode-us-east-1b-1=decodeBlocks:60000"}, 2, func(t *testing.T, x *explain.Explanation) {
+			if x.Verdict.Routable || !strings.Contains(x.Verdict.Cause, "overloaded") {
+				t.Errorf("verdict %+v", x.Verdict)
+			}
+		}},
+		{"temperature samples with every probability", []string{"--from-file", healthy, "--token-file", prompt, "--temperature", "1", "--seed", "7"}, 0, func(t *testing.T, x *explain.Explanation) {
+			sum := 0.0
+			for _, c := range x.Prefill.Candidates {
+				sum += c.Probability
+				if c.Probability <= 0 {
+					t.Errorf("%s has probability %v", c.Worker, c.Probability)
+				}
+			}
+			if sum < 0.999999 || sum > 1.000001 || x.Prefill.Rule != "softmax-sample" || !x.Router.SeedGiven || x.Router.Seed != 7 {
+				t.Errorf("sum %v rule %s seed %d/%v", sum, x.Prefill.Rule, x.Router.Seed, x.Router.SeedGiven)
+			}
+		}},
+		{"legacy profile", []string{"--from-file", healthy, "--token-file", prompt, "--dynamo-version", "1.1.0"}, 0, func(t *testing.T, x *explain.Explanation) {
+			if x.Router.Profile != "legacy-v1.1" {
+				t.Errorf("profile %s", x.Router.Profile)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, r := explainJSON(t, tt.args...)
+			if r.ExitCode != tt.code {
+				t.Errorf("exit %d, want %d; stderr %s", r.ExitCode, tt.code, r.Stderr)
+			}
+			if x.APIVersion != "kubectl-dynamo.io/v1alpha1" || x.Kind != "RouteExplanation" {
+				t.Errorf("apiVersion/kind %s/%s", x.APIVersion, x.Kind)
+			}
+			tt.check(t, x)
+		})
+	}
+}
+
+// TestExplainRouteBadInput: clear errors, the right exit code, never a panic.
+func TestExplainRouteBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.tokens", "1 2 x3")
+	empty := write("empty.txt", "  \n")
+	msgs := write("msgs.json", `[{"role":"user","content":"hi"}]`)
+	const ex = "examples/prefill-only-zone-required.yaml"
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no request", []string{"--from-file", ex}, 1, "give the request"},
+		{"two requests", []string{"--from-file", ex, "--tokens", "1", "--prompt", "x"}, 1, "cannot be combined"},
+		{"empty prompt", []string{"--from-file", ex, "--prompt", ""}, 1, "--prompt is empty"},
+		{"empty prompt file", []string{"--from-file", ex, "--prompt-file", empty}, 1, "is empty"},
+		{"malformed token file", []string{"--from-file", ex, "--token-file", bad}, 1, "token 2"},
+		{"unknown exclude", []string{"--from-file", ex, "--tokens", "1,2", "--exclude-worker", "nope"}, 1, "--exclude-worker nope: no worker pod"},
+		{"unknown prefill pin", []string{"--from-file", ex, "--tokens", "1,2", "--prefill", "nope"}, 1, "--prefill nope"},
+		{"pin a decode worker", []string{"--from-file", ex, "--tokens", "1,2", "--prefill", "qwen3-32b-0-decode-us-east-1a-0"}, 1, "not a routable prefill worker"},
+		{"unknown domain", []string{"--from-file", ex, "--tokens", "1,2", "--domain-down", "zone=mars"}, 1, "known values: zone=us-east-1a"},
+		{"bad domain syntax", []string{"--from-file", ex, "--tokens", "1,2", "--domain-down", "zone"}, 1, "KEY=VALUE"},
+		{"bad load", []string{"--from-file", ex, "--tokens", "1,2", "--load", "x=decodeBlocks:-1"}, 1, "non-negative integer"},
+		{"bad enforcement", []string{"--from-file", ex, "--tokens", "1,2", "--enforcement", "fallback"}, 1, "required, preferred or off"},
+		{"bad version", []string{"--from-file", ex, "--tokens", "1,2", "--dynamo-version", "banana"}, 1, "neither a Dynamo version"},
+		{"invalid knob", []string{"--from-file", ex, "--tokens", "1,2", "--temperature", "-1"}, 1, "invalid"},
+		{"messages offline", []string{"--from-file", ex, "--messages", msgs}, 1, "chat template"},
+		{"block size contradicts cards", []string{"--from-file", ex, "--tokens", "1,2", "--block-size", "32"}, 1, "contradicts"},
+		{"unknown deployment", []string{"nope", "--from-file", ex, "--tokens", "1,2"}, 1, "no DynamoGraphDeployment named nope"},
+		{"bad constraints", []string{"--from-file", ex, "--tokens", "1,2", "--routing-constraints", "{"}, 1, "--routing-constraints"},
+		{"tokenizer with tokens", []string{"--from-file", ex, "--tokens", "1,2", "--tokenizer", "x.json"}, 1, "already gives token ids"},
+		{"no tokenizer for the model", []string{"--from-file", ex, "--prompt", "hi"}, 1, "Hugging Face cache"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// An empty Hugging Face cache: the model's tokenizer is not found.
+			for _, k := range []string{"HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HOME"} {
+				t.Setenv(k, dir)
+			}
+			r := runIn(t, append([]string{"explain-route"}, tt.args...)...)
+			if r.ExitCode != tt.code || !strings.Contains(r.Stderr, tt.want) {
+				t.Errorf("exit %d stderr %q, want %d and %q", r.ExitCode, r.Stderr, tt.code, tt.want)
+			}
+			if strings.Contains(r.Stderr, "panic") || strings.Contains(r.Stderr, "goroutine ") {
+				t.Errorf("panic: %s", r.Stderr)
+			}
+		})
+	}
+}
