@@ -116,3 +116,53 @@ func TestExitCodeAndReport(t *testing.T) {
 		})
 	}
 }
+
+func TestPrintStructuredTemplates(t *testing.T) {
+	doc := map[string]any{"apiVersion": "kubectl-dynamo.io/v1alpha1", "kind": "X",
+		"id": uint64(18446744073709551615), "items": []map[string]any{{"name": "a"}, {"name": "b"}}}
+	tests := []struct {
+		format, want, wantErr string
+		table                 bool
+	}{
+		{format: "jsonpath={.kind}", want: "X\n"},
+		{format: "jsonpath=.kind", want: "X\n"},
+		{format: "jsonpath={.items[*].name}", want: "a b\n"},
+		{format: "jsonpath={.id}", want: "18446744073709551615\n"},
+		{format: "go-template={{.id}}", want: "18446744073709551615"},
+		{format: "go-template={{range .items}}{{.name}},{{end}}", want: "a,b,"},
+		{format: "jsonpath={.missing}", wantErr: "missing is not found"},
+		{format: "go-template={{.missing}}", wantErr: "missing"},
+		{format: "json", want: "\"id\": 18446744073709551615"},
+		{format: "table", table: true},
+	}
+	for _, tt := range tests {
+		o := OutputFlags{Format: tt.format, allowed: []string{OutputTable, OutputWide, OutputJSON, OutputYAML}}
+		if err := o.Validate(); err != nil {
+			t.Fatalf("%s: %v", tt.format, err)
+		}
+		var b strings.Builder
+		ok, err := o.PrintStructured(&b, doc)
+		switch {
+		case tt.table:
+			if ok {
+				t.Errorf("%s: handled a human format", tt.format)
+			}
+		case tt.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err %v, want %q", tt.format, err, tt.wantErr)
+			}
+		case err != nil || !ok || !strings.Contains(b.String(), tt.want):
+			t.Errorf("%s: %q %v, want %q", tt.format, b.String(), err, tt.want)
+		}
+	}
+	for _, bad := range []string{"jsonpath=", "jsonpath", "jsonpath={.a", "go-template={{.a", "csv"} {
+		o := OutputFlags{Format: bad, allowed: []string{OutputTable, OutputJSON}}
+		if err := o.Validate(); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	o := OutputFlags{Format: "jsonpath={.a}", allowed: []string{"text"}}
+	if err := o.Validate(); err == nil {
+		t.Error("jsonpath accepted on a command without json")
+	}
+}

@@ -121,7 +121,8 @@ func TestCompleteFromFile(t *testing.T) {
 		{"namespaces after the argument", []string{"topology", "-f", drift, "mixtral", "--namespace", "l"},
 			[]string{"llm\t1 Dynamo deployment: mixtral"}, noFileCompKeepOrder},
 		{"output formats", []string{"topology", "-f", prefillOnly, "-o", ""},
-			[]string{"table", "wide", "json", "yaml"}, noFileComp},
+			[]string{"table", "wide", "json", "yaml", "jsonpath=", "go-template="}, noFileComp},
+		{"output templates wait for their text", []string{"topology", "-f", prefillOnly, "-o", "jsonp"}, []string{"table", "wide", "json", "yaml", "jsonpath=", "go-template="}, ":6"},
 		{"fail-on", []string{"topology", "--fail-on", ""}, []string{"error", "warning", "info"}, noFileComp},
 		{"capture output formats", []string{"capture", "-o", ""}, []string{"yaml", "json"}, noFileComp},
 

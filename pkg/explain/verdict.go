@@ -147,7 +147,7 @@ func (e *explainer) requiredCause(domain, value string, decode *Stage) (cause, f
 	pre := e.countDomain(domain, value, inspect.RolePrefill)
 	dec := e.countDomain(domain, value, inspect.RoleDecode)
 	where := domain + " " + value
-	alt := "or set spec.experimental.kvTransferPolicy.enforcement: preferred so decode may run in another " + domain
+	alt := "or set spec.experimental.kvTransferPolicy.enforcement: preferred with a preferredWeight so decode may run in another " + domain
 	switch {
 	case dec.total == 0 && len(dec.unpublished) == 0:
 		cause = fmt.Sprintf("%s has %d prefill and 0 decode workers: every request prefilled there needs a decode worker in the same %s", where, pre.total, domain)

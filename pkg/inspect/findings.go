@@ -888,7 +888,7 @@ func (a *anAnalysis) checkPrefillWithoutDecode(dom DomainReport) {
 	case req > 0:
 		a.add(Finding{ID: FindingPrefillDomainWithoutDecode, Severity: SeverityError, Domain: v, Objects: objs,
 			Message: fmt.Sprintf("%s: under required enforcement every request prefilled there fails with NoEndpoints, because no ready decode worker carries %s", head, a.taint(v)),
-			Hint:    fmt.Sprintf("add decode capacity in %s or use enforcement preferred", a.kv(v))}, true)
+			Hint:    fmt.Sprintf("add decode capacity in %s or set kvTransferPolicy.enforcement: preferred with a preferredWeight", a.kv(v))}, true)
 	case pref > 0:
 		a.add(Finding{ID: FindingPrefillDomainWithoutDecode, Severity: SeverityWarning, Domain: v, Objects: objs,
 			Message: fmt.Sprintf("%s: under preferred enforcement requests prefilled there decode in another %s, so every such KV transfer crosses %ss", head, a.domainName(), a.domainName()),

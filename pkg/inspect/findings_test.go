@@ -137,7 +137,7 @@ func TestFindingPrefillDomainWithoutDecode(t *testing.T) {
 			check: func(t *testing.T, fs []Finding) {
 				f := fs[0]
 				azContains(t, "message", f.Message, "zone c has 2 ready prefill and 0 ready decode replicas: under required enforcement every request prefilled there fails", "NoEndpoints", "dynamo.topology/zone=c")
-				if f.Hint != "add decode capacity in zone=c or use enforcement preferred" {
+				if f.Hint != "add decode capacity in zone=c or set kvTransferPolicy.enforcement: preferred with a preferredWeight" {
 					t.Errorf("hint %q", f.Hint)
 				}
 				if !slices.Equal(f.Objects, []string{"pod/c-prefill-0", "pod/c-prefill-1"}) {

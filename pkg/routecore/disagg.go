@@ -183,9 +183,9 @@ func (e *DecodeTransferError) Error() string {
 	fmt.Fprintf(&b, "decode selection failed: %v: kv transfer from prefill worker %s requires decode in %s (taint %s)",
 		e.Err, t.PrefillWorker, where, t.Taint)
 	if len(e.DomainDecodeWorkers) == 0 {
-		fmt.Fprintf(&b, " and no decode worker is in %s: add decode workers to %s or use enforcement preferred", where, where)
+		fmt.Fprintf(&b, " and no decode worker is in %s: add decode workers to %s or use preferred enforcement with a preferred weight", where, where)
 	} else {
-		fmt.Fprintf(&b, " and decode workers %s in %s are not eligible (see the decode candidates): free capacity there, add decode workers to %s or use enforcement preferred",
+		fmt.Fprintf(&b, " and decode workers %s in %s are not eligible (see the decode candidates): free capacity there, add decode workers to %s or use preferred enforcement with a preferred weight",
 			topoJoinIDs(e.DomainDecodeWorkers), where, where)
 	}
 	return b.String()

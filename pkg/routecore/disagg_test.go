@@ -130,7 +130,7 @@ func TestRouteDisaggregatedPrefillOnlyZoneUnderRequiredFailsDecode(t *testing.T)
 		t.Fatalf("transfer error %+v", te)
 	}
 	msg := err.Error()
-	for _, want := range []string{"zone=us-east-1c", "prefill worker 3", "add decode workers to zone=us-east-1c or use enforcement preferred"} {
+	for _, want := range []string{"zone=us-east-1c", "prefill worker 3", "add decode workers to zone=us-east-1c or use preferred enforcement with a preferred weight"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

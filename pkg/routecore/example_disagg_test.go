@@ -68,6 +68,6 @@ func ExampleRouteDisaggregated() {
 	// decode: 11/0
 	// prefill 1/0 -> decode 11/0
 	// prefill 2/0 -> decode 12/0
-	// prefill 3/0 -> fails: decode selection failed: no endpoints available to route work: kv transfer from prefill worker 3 requires decode in zone=us-east-1c (taint dynamo.topology/zone=us-east-1c) and no decode worker is in zone=us-east-1c: add decode workers to zone=us-east-1c or use enforcement preferred
+	// prefill 3/0 -> fails: decode selection failed: no endpoints available to route work: kv transfer from prefill worker 3 requires decode in zone=us-east-1c (taint dynamo.topology/zone=us-east-1c) and no decode worker is in zone=us-east-1c: add decode workers to zone=us-east-1c or use preferred enforcement with a preferred weight
 	// failing prefill workers: [3]
 }

@@ -93,6 +93,7 @@ frontend) is recorded in the file and printed to stderr as a note.`,
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Capture deployments in all namespaces")
 	o.Sources.AddFlags(cmd)
 	o.Output.Format = cmdutil.OutputYAML
+	o.Output.NoTemplates = true // a capture is a Kubernetes List to save, not a report to query
 	cmdutil.AddOutputFlags(cmd, &o.Output, cmdutil.OutputYAML, cmdutil.OutputJSON)
 	return cmd
 }

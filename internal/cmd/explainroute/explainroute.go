@@ -18,7 +18,6 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
-	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
@@ -535,11 +534,8 @@ func noteSuffix(s *inspect.Snapshot) string {
 }
 
 func (o *Options) print(x *explain.Explanation) error {
-	switch o.Output.Format {
-	case cmdutil.OutputJSON:
-		return printers.JSON(o.IO.Out, x)
-	case cmdutil.OutputYAML:
-		return printers.YAML(o.IO.Out, x)
+	if ok, err := o.Output.PrintStructured(o.IO.Out, x); ok {
+		return err
 	}
 	return printExplanation(o.IO.Out, x, o.Output.Format == cmdutil.OutputWide, o.Output.NoHeaders, style{color: o.IO.ColorEnabled()})
 }

@@ -268,11 +268,8 @@ func (o *Options) Run() error {
 	if err != nil {
 		return err
 	}
-	switch o.Output.Format {
-	case cmdutil.OutputJSON:
-		return printers.JSON(o.IO.Out, doc)
-	case cmdutil.OutputYAML:
-		return printers.YAML(o.IO.Out, doc)
+	if ok, err := o.Output.PrintStructured(o.IO.Out, doc); ok {
+		return err
 	}
 	return o.printTable(doc)
 }

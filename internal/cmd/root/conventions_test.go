@@ -35,6 +35,7 @@ var notData = map[string]string{
 	"version":    "one line of text (with -o json|yaml for scripts, checked by TestConventionsVersionedJSON)",
 	"completion": "shell scripts",
 	"capture":    "writes a capture file: a Kubernetes List (docs/capture-format.md), not a report",
+	"dashboard":  "interactive TUI: needs a terminal and prints no report",
 }
 
 // samples are offline invocations of the data commands, without -o. A data

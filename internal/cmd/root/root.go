@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	cmdCapture "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/capture"
+	cmdDashboard "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/dashboard"
 	cmdExplainRoute "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/explainroute"
 	cmdHash "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/hash"
 	cmdTopology "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/topology"
@@ -66,5 +67,6 @@ It never changes anything in the cluster.`,
 	cmd.AddCommand(cmdTopology.NewCmdTopology(f, nil))
 	cmd.AddCommand(cmdCapture.NewCmdCapture(f, nil))
 	cmd.AddCommand(cmdExplainRoute.NewCmdExplainRoute(f, nil))
+	cmd.AddCommand(cmdDashboard.NewCmdDashboard(f, nil))
 	return cmd
 }

@@ -262,11 +262,8 @@ func filterSnapshot(s *inspect.Snapshot, namespace string, names []string, offli
 }
 
 func (o *Options) print(r *inspect.Report) error {
-	switch o.Output.Format {
-	case cmdutil.OutputJSON:
-		return printers.JSON(o.IO.Out, r)
-	case cmdutil.OutputYAML:
-		return printers.YAML(o.IO.Out, r)
+	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
+		return err
 	}
 	return printReport(o.IO.Out, r, o, style{color: o.IO.ColorEnabled()})
 }

@@ -57,11 +57,8 @@ func (o *Options) Validate() error { return o.Output.Validate() }
 // Run prints the version.
 func (o *Options) Run() error {
 	info := o.Info()
-	switch o.Output.Format {
-	case cmdutil.OutputJSON:
-		return printers.JSON(o.IO.Out, Document{APIVersion: printers.APIVersion, Kind: "Version", Info: info})
-	case cmdutil.OutputYAML:
-		return printers.YAML(o.IO.Out, Document{APIVersion: printers.APIVersion, Kind: "Version", Info: info})
+	if ok, err := o.Output.PrintStructured(o.IO.Out, Document{APIVersion: printers.APIVersion, Kind: "Version", Info: info}); ok {
+		return err
 	}
 	_, err := fmt.Fprintf(o.IO.Out, "kubectl-dynamo %s (commit %s, built %s, %s, %s)\n",
 		info.Version, orUnknown(info.Commit), orUnknown(info.Date), info.GoVersion, info.Platform)

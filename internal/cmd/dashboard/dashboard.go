@@ -1,0 +1,263 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
+)
+
+// Options are the inputs of the dashboard command.
+type Options struct {
+	IO  *iostreams.IOStreams
+	Now func() time.Time
+	// Getenv reads the environment (Hugging Face cache); tests replace it.
+	Getenv func(string) string
+
+	Name       string
+	FromFile   string
+	Refresh    time.Duration
+	Theme      string
+	Tokens     string
+	TokenFile  string
+	Tokenizer  string
+	SkewFactor float64
+	Sources    cmdutil.SourceFlags
+
+	// Resolved by Complete.
+	namespace string
+	bundle    func(ctx context.Context) (*inspect.Bundle, error)
+	theme     tui.Theme
+	tokenize  func(string) ([]uint32, error)
+	tokenText string
+}
+
+// NewCmdDashboard builds the command. runF, when set, replaces the run step (tests).
+func NewCmdDashboard(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IOStreams, Now: f.Now, Getenv: os.Getenv, Refresh: 5 * time.Second, Theme: string(tui.ThemeDark), SkewFactor: 2}
+	cmd := &cobra.Command{
+		Use:   "dashboard [DGD] [-n NAMESPACE] [--from-file FILE] [--refresh 5s] [--theme dark|light]",
+		Short: "Interactive dashboard: capacity per domain, workers, findings and a route explorer with what-ifs",
+		Long: `An interactive terminal dashboard over the same model as topology and explain-route:
+
+  Topology        one tile per value of the transfer domain: prefill and decode
+                  ready/total replicas, GPUs, KV capacity and decode load; tiles with
+                  a finding are marked by symbol and colour; enter expands the
+                  hierarchy (zone › rack › host)
+  Workers         every worker pod, sortable by any column (s, S) and filterable (/)
+  Findings        severity, details and fix; the selected one marks (◆) its domain
+                  and workers on the other tabs
+  Route explorer  type or paste token ids and see the router's prefill and decode
+                  picks, costs, probabilities, the transfer constraint and the
+                  verdict; toggle what-ifs (enforcement, preferred weight,
+                  temperature, a domain down, an excluded worker) and the
+                  --all-prefill matrix
+
+Press ? for every key. Live, the deployment is re-read every --refresh; with
+--from-file it runs fully offline on a capture (its KvEvents feed the route
+explorer). The dashboard needs a terminal: for a plain, scriptable view use
+kubectl dynamo topology --watch.`,
+		Example: `  # The current namespace's deployment, live
+  kubectl dynamo dashboard
+
+  # Offline, on an example capture, with the example prompt's token ids
+  kubectl dynamo dashboard --from-file examples/prefill-only-zone-required.yaml --token-file examples/prompts/support-chat.tokens
+
+  # One deployment, refreshed every 2 seconds, light theme
+  kubectl dynamo dashboard llama-70b -n inference --refresh 2s --theme light`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completion.Deployments(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read a capture file (kubectl dynamo capture) instead of the cluster: fully offline")
+	fl.DurationVar(&o.Refresh, "refresh", o.Refresh, "How often the live deployment is re-read (ignored with --from-file)")
+	fl.StringVar(&o.Theme, "theme", o.Theme, "Colour theme: dark|light (--color never or NO_COLOR gives monochrome)")
+	fl.StringVar(&o.Tokens, "tokens", "", "The route explorer's initial request: token ids, comma- or space-separated")
+	fl.StringVar(&o.TokenFile, "token-file", "", "Read the route explorer's initial token ids from a file")
+	fl.StringVar(&o.Tokenizer, "tokenizer", "", "Tokenize prompts typed in the route explorer with this tokenizer.json (a path, or a Hugging Face model id in the local cache)")
+	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
+	o.Sources.AddFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("theme", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"dark", "light"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// Complete resolves the namespace, the data source, the theme and the
+// initial request.
+func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	theme, ok := tui.ParseTheme(o.Theme)
+	if !ok {
+		return cmdutil.FlagErrorf("--theme must be dark or light, not %q", o.Theme)
+	}
+	o.theme = theme
+	if o.FromFile != "" {
+		if set := o.Sources.LiveOnlyFlagsSet(cmd); len(set) > 0 {
+			return cmdutil.FlagErrorf("%s read a live deployment and cannot be used with --from-file", strings.Join(set, ", "))
+		}
+		if cmd.Flags().Changed("namespace") {
+			if ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err == nil {
+				o.namespace = ns
+			}
+		}
+		name := o.FromFile
+		o.bundle = func(context.Context) (*inspect.Bundle, error) {
+			data, err := cmdutil.ReadInputLimit(o.IO.In, name, "--from-file", inspect.MaxCaptureBytes)
+			if err != nil {
+				return nil, err
+			}
+			b, err := inspect.ReadCapture(bytes.NewReader(data), name)
+			if err != nil {
+				return nil, fmt.Errorf("--from-file %s: %w", name, err)
+			}
+			return b, nil
+		}
+	} else {
+		ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return cmdutil.WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
+				"Try: kubectl dynamo dashboard -n NAMESPACE, or --from-file capture.yaml to work offline")
+		}
+		o.namespace = ns
+		var names []string
+		if o.Name != "" {
+			names = []string{o.Name}
+		}
+		collect, err := o.Sources.Collector(f, ns, false, names)
+		if err != nil {
+			return err
+		}
+		o.bundle = collect
+	}
+	switch {
+	case o.Tokens != "" && o.TokenFile != "":
+		return cmdutil.FlagErrorf("--tokens and --token-file cannot be combined: give the token ids one way")
+	case o.TokenFile != "":
+		data, err := cmdutil.ReadInputLimit(o.IO.In, o.TokenFile, "--token-file", 64<<20)
+		if err != nil {
+			return err
+		}
+		o.tokenText = string(data)
+	default:
+		o.tokenText = o.Tokens
+	}
+	if o.tokenText != "" {
+		if _, err := tui.ParseTokenIDs(o.tokenText); err != nil {
+			return cmdutil.FlagErrorf("--tokens/--token-file: %v", err)
+		}
+	}
+	if o.Tokenizer != "" {
+		src, err := tokenizer.Resolve(o.Tokenizer, o.Getenv)
+		if err != nil {
+			return cmdutil.WithHint(fmt.Errorf("--tokenizer: %w", err), "Pass --tokenizer PATH/tokenizer.json, or type token ids in the route explorer")
+		}
+		tok, err := tokenizer.Load(src.Path)
+		if err != nil {
+			return fmt.Errorf("load tokenizer %s: %w", src.Path, err)
+		}
+		o.tokenize = func(s string) ([]uint32, error) { return tok.Encode(s, true) }
+	}
+	return nil
+}
+
+// Validate checks flag combinations and that stdout is a terminal.
+func (o *Options) Validate() error {
+	if o.FromFile == "-" {
+		return cmdutil.FlagErrorf("--from-file - cannot be used: the dashboard reads its keys from stdin; save the capture to a file")
+	}
+	if o.FromFile == "" && o.Refresh < time.Second {
+		return cmdutil.FlagErrorf("--refresh must be at least 1s, got %s", o.Refresh)
+	}
+	if o.SkewFactor < 1 {
+		return cmdutil.FlagErrorf("--skew-factor must be at least 1 (a ratio factor), got %g", o.SkewFactor)
+	}
+	if err := o.Sources.Validate(); err != nil {
+		return err
+	}
+	if !o.IO.IsStdoutTTY() {
+		return cmdutil.WithHint(errors.New("the dashboard needs a terminal, and stdout is not one"),
+			"For a non-interactive view that reprints on change, use: kubectl dynamo topology --watch (or explain-route for one request)")
+	}
+	return nil
+}
+
+// load reads the bundle and turns it into the dashboard's data.
+func (o *Options) load(ctx context.Context) (*tui.Data, error) {
+	b, err := o.bundle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor})
+	if err != nil {
+		hint := "Try: kubectl dynamo topology -A to list every deployment"
+		return nil, cmdutil.WithHint(err, hint)
+	}
+	return d, nil
+}
+
+// TUIOptions reads the data once and returns the dashboard's options: the
+// first load happens here, so that a deployment that cannot be read fails
+// like any other command, before the screen is taken.
+func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
+	d, err := o.load(ctx)
+	if err != nil {
+		return tui.Options{}, err
+	}
+	mode := "live"
+	refresh := o.Refresh
+	load := o.load
+	if o.FromFile != "" {
+		mode, refresh, load = "capture "+o.FromFile, 0, nil
+	}
+	return tui.Options{
+		Initial: d, Load: load, Refresh: refresh, Mode: mode,
+		Theme: o.theme, Color: o.IO.ColorEnabled(), Out: o.IO.Out, Now: o.Now,
+		Tokens: o.tokenText, Tokenize: o.tokenize, Context: ctx,
+	}, nil
+}
+
+// Run reads the deployment and runs the dashboard until the user quits.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	to, err := o.TUIOptions(ctx)
+	if err != nil {
+		return err
+	}
+	p := tea.NewProgram(tui.New(to), tea.WithAltScreen(), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithContext(ctx))
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// Data is what the dashboard shows: a snapshot, its topology report and, per
+// deployment ("namespace/name"), the KV-cache contents the route explorer
+// matches prompts against. Report.Deployments is in Snapshot.Deployments order.
+type Data struct {
+	Snapshot *inspect.Snapshot
+	Report   *inspect.Report
+	KV       map[string]explain.KVCache
+	// KVNotes are problems met while indexing the KV events, per deployment.
+	KVNotes map[string][]string
+}
+
+// Loader reads the data once; the dashboard calls it at start and on every
+// refresh. It runs in a tea.Cmd, never in Update.
+type Loader func(ctx context.Context) (*Data, error)
+
+// DataOptions select the deployments NewData keeps.
+type DataOptions struct {
+	// Namespace keeps only this namespace's deployments ("" keeps all).
+	Namespace string
+	// Name keeps only this deployment ("" keeps all); naming a missing one is an
+	// error.
+	Name string
+	// SkewFactor is passed to inspect.Analyze.
+	SkewFactor float64
+}
+
+// NewData builds the dashboard's data from a bundle (a capture or a live
+// collection): inspect.Build, the deployment filter, inspect.Analyze, and a KV
+// index per deployment from the bundle's KvEvents (cold when it has none).
+func NewData(b *inspect.Bundle, o DataOptions) (*Data, error) {
+	snap, err := inspect.Build(b)
+	if err != nil {
+		return nil, err
+	}
+	if o.Namespace != "" {
+		snap.Deployments = slices.DeleteFunc(snap.Deployments, func(d inspect.Deployment) bool { return d.Namespace != o.Namespace })
+		snap.Namespace = o.Namespace
+	}
+	if o.Name != "" {
+		snap.Deployments = slices.DeleteFunc(snap.Deployments, func(d inspect.Deployment) bool { return d.Name != o.Name })
+		if len(snap.Deployments) == 0 {
+			where := "namespace " + o.Namespace
+			if o.Namespace == "" {
+				where = "any namespace"
+			}
+			return nil, fmt.Errorf("no DynamoGraphDeployment named %s in %s", o.Name, where)
+		}
+	}
+	d := &Data{
+		Snapshot: snap,
+		Report:   inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}),
+		KV:       map[string]explain.KVCache{},
+		KVNotes:  map[string][]string{},
+	}
+	for i := range snap.Deployments {
+		dep := &snap.Deployments[i]
+		sets := explain.BundleEventSets(b, dep)
+		if len(sets) == 0 {
+			d.KV[dep.Key()] = explain.KVCache{Kind: explain.KVCold, Detail: "cold: no KV events were read for " + dep.Key()}
+			continue
+		}
+		ix, notes := explain.IndexEvents(sets, blockSize(dep))
+		names := make([]string, 0, len(sets))
+		for _, s := range sets {
+			names = append(names, s.Name)
+		}
+		d.KV[dep.Key()] = explain.IndexCache(ix, "KvEvents ("+strings.Join(names, ", ")+")", b.CollectedAt)
+		d.KVNotes[dep.Key()] = notes
+	}
+	return d, nil
+}
+
+// blockSize is the first kv_cache_block_size a worker card publishes.
+func blockSize(dep *inspect.Deployment) int {
+	for _, w := range dep.Workers {
+		for _, in := range w.Instances {
+			if in.BlockSize > 0 {
+				return in.BlockSize
+			}
+		}
+	}
+	return 0
+}
+
+// workerRow is one row of the workers table, derived from an inspect.Worker.
+type workerRow struct {
+	Pod, Role, Domain, Node string
+	Ready                   bool
+	DpRanks                 int
+	// KVBlocks, ActiveDecode and PrefillTokens are -1 when unknown.
+	KVBlocks, ActiveDecode, PrefillTokens int64
+}
+
+func workerRows(dep *inspect.Deployment) []workerRow {
+	rows := make([]workerRow, 0, len(dep.Workers))
+	for i := range dep.Workers {
+		w := &dep.Workers[i]
+		r := workerRow{Pod: w.Pod, Role: string(w.Role), Domain: w.Domain.Effective(), Node: w.Node, Ready: w.Ready,
+			KVBlocks: -1, ActiveDecode: -1, PrefillTokens: -1}
+		for _, in := range cardInstances(w) {
+			start, end := in.Runtime.DpRange()
+			r.DpRanks += int(end - start)
+			if in.Runtime.TotalKvBlocks != nil {
+				r.KVBlocks = max(r.KVBlocks, 0) + int64(*in.Runtime.TotalKvBlocks)
+			}
+			for _, l := range in.Load {
+				r.ActiveDecode = max(r.ActiveDecode, 0) + int64(l.ActiveDecodeBlocks)
+				r.PrefillTokens = max(r.PrefillTokens, 0) + int64(l.ActivePrefillTokens)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// cardInstances returns one instance per instance id, preferring the one with
+// a model card (an instance publishes several endpoints).
+func cardInstances(w *inspect.Worker) []*inspect.Instance {
+	var out []*inspect.Instance
+	for i := range w.Instances {
+		in := &w.Instances[i]
+		j := slices.IndexFunc(out, func(o *inspect.Instance) bool { return o.ID == in.ID })
+		switch {
+		case j < 0:
+			out = append(out, in)
+		case hasCard(in) && !hasCard(out[j]):
+			out[j] = in
+		}
+	}
+	return out
+}
+
+func hasCard(in *inspect.Instance) bool {
+	return in.BlockSize > 0 || in.Model != "" || in.Runtime.TotalKvBlocks != nil
+}

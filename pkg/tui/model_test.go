@@ -1,0 +1,326 @@
+package tui
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+)
+
+const prefillOnly = "prefill-only-zone-required.yaml"
+
+func special(t tea.KeyType) tea.KeyMsg { return tea.KeyMsg{Type: t} }
+
+// TestUpdate drives the model with messages and checks the resulting state.
+func TestUpdate(t *testing.T) {
+	verdict := func(m *Model) string {
+		x := m.Route().Explanation()
+		if x == nil {
+			return "none"
+		}
+		if x.Verdict.Routable {
+			return "routable"
+		}
+		return "not routable: " + x.Verdict.Error
+	}
+	cases := []struct {
+		name   string
+		tokens bool
+		msgs   []tea.Msg
+		check  func(t *testing.T, m *Model)
+	}{
+		{"tab cycles forward and back", false, []tea.Msg{special(tea.KeyTab), special(tea.KeyTab), special(tea.KeyShiftTab)}, func(t *testing.T, m *Model) {
+			if m.Tab() != TabWorkers {
+				t.Errorf("tab = %v, want Workers", m.Tab())
+			}
+		}},
+		{"shift+tab wraps to the route explorer", false, []tea.Msg{special(tea.KeyShiftTab)}, func(t *testing.T, m *Model) {
+			if m.Tab() != TabRoute {
+				t.Errorf("tab = %v", m.Tab())
+			}
+		}},
+		{"number keys jump", false, []tea.Msg{keys("3")}, func(t *testing.T, m *Model) {
+			if m.Tab() != TabFindings {
+				t.Errorf("tab = %v", m.Tab())
+			}
+		}},
+		{"? opens help and esc closes it", false, []tea.Msg{keys("?")}, func(t *testing.T, m *Model) {
+			if !m.help || !strings.Contains(m.View(), "Route explorer") {
+				t.Fatal("help not shown")
+			}
+			send(t, m, special(tea.KeyEsc))
+			if m.help {
+				t.Error("esc did not close help")
+			}
+		}},
+		{"q quits", false, []tea.Msg{keys("q")}, func(t *testing.T, m *Model) {
+			if !m.Quitting() {
+				t.Error("not quitting")
+			}
+		}},
+		{"ctrl+c quits while editing", false, []tea.Msg{keys("4"), keys("i"), special(tea.KeyCtrlC)}, func(t *testing.T, m *Model) {
+			if !m.Quitting() {
+				t.Error("not quitting")
+			}
+		}},
+		{"q while editing is text", false, []tea.Msg{keys("4"), keys("i"), keys("q")}, func(t *testing.T, m *Model) {
+			if m.Quitting() || m.Route().input.Value() != "q" {
+				t.Errorf("quitting %v, input %q", m.Quitting(), m.Route().input.Value())
+			}
+		}},
+		{"resize", false, []tea.Msg{tea.WindowSizeMsg{Width: 100, Height: 30}}, func(t *testing.T, m *Model) {
+			if m.c.width != 100 || m.c.height != 30 {
+				t.Errorf("size %dx%d", m.c.width, m.c.height)
+			}
+		}},
+		{"too small", false, []tea.Msg{tea.WindowSizeMsg{Width: 59, Height: 20}}, func(t *testing.T, m *Model) {
+			if v := m.View(); !strings.Contains(v, "Terminal too small: 59×20") || !strings.Contains(v, "60×16") {
+				t.Errorf("view:\n%s", v)
+			}
+		}},
+		{"topology cursor and expand", false, []tea.Msg{keys("l"), keys("l"), keys("l"), special(tea.KeyEnter)}, func(t *testing.T, m *Model) {
+			p := m.pages[TabTopology].(*topologyPage)
+			if p.cursor != 2 || !p.expanded {
+				t.Errorf("cursor %d expanded %v", p.cursor, p.expanded)
+			}
+			if v := m.View(); !strings.Contains(v, "zone us-east-1c") || !strings.Contains(v, "Hierarchy") {
+				t.Errorf("no hierarchy:\n%s", v)
+			}
+		}},
+		{"workers filter by role", false, []tea.Msg{keys("2"), keys("/"), keys("r"), keys("o"), keys("l"), keys("e"), keys(":"), keys("p"), keys("r"), keys("e"), keys("f"), keys("i"), keys("l"), keys("l"), special(tea.KeyEnter)}, func(t *testing.T, m *Model) {
+			p := m.pages[TabWorkers].(*workersPage)
+			if len(p.rows) != 4 || p.editing {
+				t.Errorf("%d rows, editing %v", len(p.rows), p.editing)
+			}
+			for _, r := range p.rows {
+				if r.Role != "prefill" {
+					t.Errorf("row %s has role %s", r.Pod, r.Role)
+				}
+			}
+			send(t, m, special(tea.KeyEsc))
+			if len(p.rows) != 10 {
+				t.Errorf("esc left %d rows", len(p.rows))
+			}
+		}},
+		{"workers filter by domain and text", false, []tea.Msg{keys("2"), keys("/")}, func(t *testing.T, m *Model) {
+			typeKeys(t, m, "domain:us-east-1b decode")
+			p := m.pages[TabWorkers].(*workersPage)
+			if len(p.rows) != 3 {
+				t.Errorf("%d rows", len(p.rows))
+			}
+		}},
+		{"workers sort by every column", false, []tea.Msg{keys("2")}, func(t *testing.T, m *Model) {
+			p := m.pages[TabWorkers].(*workersPage)
+			for range workerColumns {
+				send(t, m, keys("s"))
+				col := workerColumns[p.sortCol]
+				if !slices.IsSortedFunc(p.rows, func(a, b workerRow) int { return col.less(&a, &b) }) {
+					t.Errorf("not sorted by %s", col.title)
+				}
+			}
+			send(t, m, keys("s")) // back to POD
+			send(t, m, keys("S"))
+			if p.rows[0].Pod < p.rows[len(p.rows)-1].Pod {
+				t.Error("S did not reverse")
+			}
+		}},
+		{"finding highlights its domain and workers", false, []tea.Msg{keys("3"), special(tea.KeyEnter)}, func(t *testing.T, m *Model) {
+			hl := m.c.hl
+			if !hl.active || hl.domain != "us-east-1c" || !hl.pods["qwen3-32b-0-prefill-us-east-1c-0"] || hl.pods["qwen3-32b-0-decode-us-east-1a-0"] {
+				t.Errorf("highlight %+v", hl)
+			}
+			send(t, m, keys("1"))
+			if !strings.Contains(m.View(), "◆ ✗ us-east-1c") {
+				t.Errorf("topology does not mark the domain:\n%s", m.View())
+			}
+			send(t, m, keys("3"))
+			send(t, m, keys("c"))
+			if m.c.hl.active {
+				t.Error("c did not clear")
+			}
+		}},
+		{"route explorer: the example is not routable", true, []tea.Msg{keys("4")}, func(t *testing.T, m *Model) {
+			if v := verdict(m); v != "not routable: NoEndpoints" {
+				t.Errorf("verdict %s", v)
+			}
+			if !strings.Contains(m.View(), "NOT ROUTABLE") {
+				t.Error("verdict not shown")
+			}
+		}},
+		{"route explorer: preferred without a weight still fails, with a weight routes", true, []tea.Msg{keys("4"), keys("e")}, func(t *testing.T, m *Model) {
+			if m.Route().Enforcement() != explain.EnforcementPreferred {
+				t.Fatalf("enforcement %q", m.Route().Enforcement())
+			}
+			if v := verdict(m); v != "not routable: preferred-weight-missing" {
+				t.Errorf("verdict %s", v)
+			}
+			send(t, m, keys("w"))
+			if v := verdict(m); v != "routable" {
+				t.Errorf("verdict with weight %s", v)
+			}
+		}},
+		{"route explorer: enforcement off routes, r resets", true, []tea.Msg{keys("4"), keys("e"), keys("e")}, func(t *testing.T, m *Model) {
+			if v := verdict(m); m.Route().Enforcement() != explain.EnforcementOff || v != "routable" {
+				t.Errorf("%s: %s", m.Route().Enforcement(), v)
+			}
+			send(t, m, keys("r"))
+			if v := verdict(m); m.Route().Enforcement() != "" || v != "not routable: NoEndpoints" {
+				t.Errorf("after reset %s", v)
+			}
+		}},
+		{"route explorer: zone us-east-1c down routes", true, []tea.Msg{keys("4"), keys("z"), keys("z"), keys("z")}, func(t *testing.T, m *Model) {
+			x := m.Route().Explanation()
+			if v := verdict(m); v != "routable" || !strings.Contains(m.View(), "z down ◆ zone=us-east-1c") {
+				t.Errorf("verdict %s\n%s", v, m.View())
+			}
+			if x.Prefill.Pick == "qwen3-32b-0-prefill-us-east-1c-0" {
+				t.Error("the down zone's worker was picked")
+			}
+		}},
+		{"route explorer: excluding the picked prefill worker routes", true, []tea.Msg{keys("4"), keys("j"), keys("j"), keys("x")}, func(t *testing.T, m *Model) {
+			r := m.Route()
+			if !slices.Equal(r.excluded, []string{"qwen3-32b-0-prefill-us-east-1c-0"}) {
+				t.Fatalf("excluded %v", r.excluded)
+			}
+			if r.Explanation().Prefill.Pick != "qwen3-32b-0-prefill-us-east-1a-0" {
+				t.Errorf("pick %s", r.Explanation().Prefill.Pick)
+			}
+			// The excluded worker stays under the cursor's reach: x restores it.
+			rows := r.rows()
+			r.cursor = slices.Index(rows, "qwen3-32b-0-prefill-us-east-1c-0")
+			send(t, m, keys("x"))
+			if len(r.excluded) != 0 || verdict(m) != "not routable: NoEndpoints" {
+				t.Errorf("restore: %v %s", r.excluded, verdict(m))
+			}
+		}},
+		{"route explorer: temperature and matrix", true, []tea.Msg{keys("4"), keys("+"), keys("+"), keys("+"), keys("+"), keys("a")}, func(t *testing.T, m *Model) {
+			x := m.Route().Explanation()
+			if x.Prefill.Temperature != 1 || len(x.Matrix) != 4 {
+				t.Fatalf("temperature %v, %d matrix rows", x.Prefill.Temperature, len(x.Matrix))
+			}
+			if !x.Verdict.DependsOnDraw && x.Verdict.FailureProbability == 0 {
+				t.Errorf("at temperature 1 the outcome should depend on the draw: %+v", x.Verdict)
+			}
+			if v := m.View(); !strings.Contains(v, "All prefill landings") || !strings.Contains(v, "✗ NoEndpoints") {
+				t.Errorf("matrix not shown:\n%s", v)
+			}
+			send(t, m, keys("-"))
+			if m.Route().Explanation().Prefill.Temperature != 0.75 {
+				t.Error("- did not lower the temperature")
+			}
+		}},
+		{"route explorer: typing token ids runs the dry run", false, []tea.Msg{keys("4"), keys("i")}, func(t *testing.T, m *Model) {
+			typeKeys(t, m, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17")
+			r := m.Route()
+			if len(r.Tokens()) != 17 || r.Explanation() == nil || r.Explanation().Request.TokenCount != 17 {
+				t.Fatalf("tokens %v", r.Tokens())
+			}
+			typeKeys(t, m, ",x")
+			if r.inputErr == "" || !strings.Contains(m.View(), "needs a tokenizer") {
+				t.Errorf("no error for a non-id without a tokenizer:\n%s", m.View())
+			}
+			send(t, m, special(tea.KeyEnter))
+			if r.editing {
+				t.Error("enter did not leave the input")
+			}
+		}},
+		{"a failed refresh keeps the data and says so", false, []tea.Msg{DataMsg{Err: errors.New("connection refused")}}, func(t *testing.T, m *Model) {
+			if m.Data() == nil || !strings.Contains(m.View(), "✗ refresh failed: connection refused") {
+				t.Errorf("view:\n%s", m.View())
+			}
+		}},
+		{"a stale tick is dropped", false, []tea.Msg{tickMsg{gen: 99}}, func(t *testing.T, m *Model) {
+			if m.loading {
+				t.Error("a stale tick started a load")
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tokens := ""
+			if tc.tokens {
+				tokens = exampleTokens(t)
+			}
+			m := newTestModel(t, prefillOnly, 120, 40, tokens)
+			for _, msg := range tc.msgs {
+				send(t, m, msg)
+			}
+			tc.check(t, m)
+		})
+	}
+}
+
+// TestRefresh: a live model loads on Init, schedules the next refresh, and
+// shows the new data when it arrives.
+func TestRefresh(t *testing.T) {
+	d := exampleData(t, prefillOnly)
+	loads := 0
+	m := New(Options{Load: func(contextLike) (*Data, error) { loads++; return d, nil }, Refresh: 1, Now: nowAfter(d)})
+	if v := m.View(); !strings.Contains(v, "Loading") {
+		t.Errorf("before the first load:\n%s", v)
+	}
+	cmd := m.Init()
+	run(t, m, cmd)
+	if loads != 1 || m.Data() != d || m.gen != 1 {
+		t.Fatalf("loads %d gen %d", loads, m.gen)
+	}
+	send(t, m, tickMsg{gen: 1})
+	if loads != 2 || m.gen != 2 {
+		t.Errorf("tick: loads %d gen %d", loads, m.gen)
+	}
+}
+
+// TestDegradedSource: a degraded source is shown loudly, in words.
+func TestDegradedSource(t *testing.T) {
+	m := newTestModel(t, prefillOnly, 120, 40, "")
+	m.c.data.Snapshot.Sources[0].Degraded = true
+	m.c.data.Snapshot.Sources[0].Message = "etcd unreachable"
+	if v := m.View(); !strings.Contains(v, "!! DEGRADED: capture (etcd unreachable)") || !strings.Contains(v, "✗ capture") {
+		t.Errorf("view:\n%s", v)
+	}
+}
+
+// TestMonochrome: colour off has no escape sequences at all; colour on has them.
+func TestMonochrome(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		d := exampleData(t, prefillOnly)
+		m := New(Options{Initial: d, Color: color, Now: nowAfter(d), Tokens: exampleTokens(t)})
+		send(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+		run(t, m, m.Init())
+		var all strings.Builder
+		for _, k := range []string{"1", "2", "3", "4", "?"} {
+			send(t, m, keys(k))
+			all.WriteString(m.View())
+		}
+		if got := strings.Contains(all.String(), "\x1b["); got != color {
+			t.Errorf("color %v: escapes %v", color, got)
+		}
+	}
+}
+
+func TestParseTokenIDs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint32
+		err  bool
+	}{
+		{"1,2, 3", []uint32{1, 2, 3}, false},
+		{"[1, 2]", []uint32{1, 2}, false},
+		{"# comment\n4 5\n6", []uint32{4, 5, 6}, false},
+		{"", nil, false},
+		{"1 two", nil, true},
+		{"4294967296", nil, true},
+	} {
+		got, err := ParseTokenIDs(tc.in)
+		if (err != nil) != tc.err || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v %v", tc.in, got, err)
+		}
+	}
+	if got := TokenText("# a\n1 2\n\n3\n"); got != "1 2 3" {
+		t.Errorf("TokenText = %q", got)
+	}
+}

@@ -1,0 +1,266 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// tileWidth is a topology tile's outer width.
+const tileWidth = 30
+
+// topologyPage shows one tile per value of the transfer domain; enter expands
+// the hierarchy (zone › rack › host) under the selected tile.
+type topologyPage struct {
+	c        *common
+	cursor   int
+	expanded bool
+}
+
+func newTopologyPage(c *common) *topologyPage { return &topologyPage{c: c} }
+
+func (p *topologyPage) capturing() bool { return false }
+
+func (p *topologyPage) hints() []key.Binding {
+	k := p.c.keys
+	return []key.Binding{k.Left, k.Right, k.Enter}
+}
+
+func (p *topologyPage) report() *inspect.DeploymentReport {
+	i := p.c.deployment()
+	if i < 0 {
+		return nil
+	}
+	return &p.c.data.Report.Deployments[i]
+}
+
+func (p *topologyPage) dataChanged() tea.Cmd {
+	if r := p.report(); r == nil || p.cursor >= len(r.Domains) {
+		p.cursor = 0
+	}
+	return nil
+}
+
+func (p *topologyPage) update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyMsg)
+	r := p.report()
+	if !ok || r == nil {
+		return nil
+	}
+	k := p.c.keys
+	n := len(r.Domains)
+	perRow := max(1, p.c.width/tileWidth)
+	switch {
+	case key.Matches(km, k.Left):
+		p.cursor = max(p.cursor-1, 0)
+	case key.Matches(km, k.Right):
+		p.cursor = min(p.cursor+1, n-1)
+	case key.Matches(km, k.Up):
+		if p.cursor-perRow >= 0 {
+			p.cursor -= perRow
+		}
+	case key.Matches(km, k.Down):
+		if p.cursor+perRow < n {
+			p.cursor += perRow
+		}
+	case key.Matches(km, k.Enter):
+		p.expanded = !p.expanded
+	case key.Matches(km, k.Back):
+		p.expanded = false
+	}
+	return nil
+}
+
+func (p *topologyPage) view(width, height int) string {
+	r := p.report()
+	if r == nil {
+		return "No DynamoGraphDeployment in scope."
+	}
+	if len(r.Domains) == 0 {
+		return "No prefill or decode workers."
+	}
+	var maxKV uint64
+	for _, d := range r.Domains {
+		maxKV = max(maxKV, d.Prefill.KvTokens+d.Decode.KvTokens)
+	}
+	tiles := make([]string, len(r.Domains))
+	for i := range r.Domains {
+		tiles[i] = p.tile(r, i, maxKV)
+	}
+	perRow := max(1, width/tileWidth)
+	var rows []string
+	for i := 0; i < len(tiles); i += perRow {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, tiles[i:min(i+perRow, len(tiles))]...))
+	}
+	// Scroll so that the cursor's row is visible.
+	first := 0
+	tileH := lipgloss.Height(tiles[0])
+	if visible := max(height/tileH, 1); p.cursor/perRow >= visible {
+		first = p.cursor/perRow - visible + 1
+	}
+	domain := "domain"
+	if r.Policy != nil {
+		domain = r.Policy.Domain
+	}
+	out := []string{fmt.Sprintf("%d %s value(s); ←→↑↓ select, enter expands the hierarchy", len(r.Domains), domain)}
+	out = append(out, rows[first:]...)
+	if p.expanded {
+		out = append(out, p.treeView(r, width)...)
+	}
+	return strings.Join(out, "\n")
+}
+
+// tile renders one domain value.
+func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) string {
+	st := p.c.st
+	d := &r.Domains[i]
+	inner := tileWidth - 4
+	sev := p.worstFlag(r, d)
+	name := d.Value
+	if name == "" {
+		name = "(no value)"
+		if r.Policy == nil {
+			name = "(whole deployment)"
+		}
+	}
+	title := name
+	if sev != "" {
+		title = severitySymbol(sev) + " " + title
+	}
+	if p.c.hl.active && p.c.hl.domain == d.Value {
+		title = "◆ " + title
+	}
+	if i == p.cursor {
+		title = "▶ " + title
+	}
+	role := func(label string, rc inspect.RoleCapacity) string {
+		t := fmt.Sprintf("%-7s %d/%d ready %3d GPU", label, rc.Ready, rc.Total, rc.GPUs)
+		if rc.Ready < rc.Total {
+			return st.Warn.Render(t)
+		}
+		return t
+	}
+	kv := d.Prefill.KvTokens + d.Decode.KvTokens
+	kvLine := "KV   " + st.Dim.Render("unknown")
+	if kv > 0 && maxKV > 0 {
+		kvLine = "KV   " + st.bar(float64(kv)/float64(maxKV), 10) + " " + humanTokens(kv)
+	}
+	loadLine := "load " + st.Dim.Render("unknown")
+	if d.DecodeLoadPercent != nil {
+		loadLine = "load " + st.bar(*d.DecodeLoadPercent/100, 10) + " " + strconv.FormatFloat(*d.DecodeLoadPercent, 'f', 1, 64) + "%"
+	}
+	pd := "P:D  -"
+	if d.PrefillToDecode != nil {
+		pd = "P:D  " + strconv.FormatFloat(*d.PrefillToDecode, 'f', 2, 64)
+	}
+	lines := []string{
+		st.Bold.Render(fit(title, inner)),
+		role("prefill", d.Prefill),
+		role("decode", d.Decode),
+		kvLine, loadLine, pd,
+	}
+	flag := "✓ no finding"
+	if len(d.Flags) > 0 {
+		flag = severitySymbol(sev) + " " + strings.Join(d.Flags, ", ")
+		flag = st.severity(sev, fit(flag, inner))
+	} else {
+		flag = st.Good.Render(flag)
+	}
+	lines = append(lines, flag)
+	for j, l := range lines {
+		lines[j] = fit(l, inner)
+	}
+	style := st.Tile
+	switch {
+	case i == p.cursor:
+		style = st.TileSelected
+	case sev == inspect.SeverityError:
+		style = st.TileBad
+	case sev == inspect.SeverityWarning:
+		style = st.TileWarn
+	}
+	if i == p.cursor && sev != "" && st.Color {
+		style = style.BorderForeground(st.Bad.GetForeground())
+	}
+	return style.Render(strings.Join(lines, "\n"))
+}
+
+// worstFlag is the highest severity of the findings flagging d ("" when none).
+func (p *topologyPage) worstFlag(r *inspect.DeploymentReport, d *inspect.DomainReport) inspect.Severity {
+	var worst inspect.Severity
+	for _, f := range p.c.data.Report.Findings {
+		if f.Namespace != r.Namespace || f.Deployment != r.Name || f.Domain != d.Value {
+			continue
+		}
+		for _, id := range d.Flags {
+			if f.ID == id && f.Severity.Rank() > worst.Rank() {
+				worst = f.Severity
+			}
+		}
+	}
+	if worst == "" && len(d.Flags) > 0 {
+		worst = inspect.SeverityWarning
+	}
+	return worst
+}
+
+// treeView lists the hierarchy under the selected domain value (the whole
+// tree when the value is not a level of it).
+func (p *topologyPage) treeView(r *inspect.DeploymentReport, width int) []string {
+	st := p.c.st
+	if r.Tree == nil {
+		return []string{"", st.Dim.Render("No topology hierarchy: no topology object and no well-known node labels.")}
+	}
+	d := r.Domains[p.cursor]
+	node := r.Tree
+	if r.Policy != nil {
+		if n := findTreeNode(r.Tree, r.Policy.Domain, d.Value); n != nil {
+			node = n
+		}
+	}
+	out := []string{"", st.Bold.Render("Hierarchy") + st.Dim.Render("  (enter or esc collapses)")}
+	var walk func(n *inspect.TreeNode, prefix, branch string)
+	walk = func(n *inspect.TreeNode, prefix, branch string) {
+		label := "(deployment)"
+		if n.Domain != "" {
+			label = n.Domain + " " + n.Value
+		}
+		line := fmt.Sprintf("%s%s%s   prefill %d/%d (%d GPU)   decode %d/%d (%d GPU)", prefix, branch, label,
+			n.Prefill.Ready, n.Prefill.Total, n.Prefill.GPUs, n.Decode.Ready, n.Decode.Total, n.Decode.GPUs)
+		out = append(out, fit(line, width))
+		childPrefix := prefix
+		switch branch {
+		case "├─ ":
+			childPrefix += "│  "
+		case "└─ ":
+			childPrefix += "   "
+		}
+		for i, ch := range n.Children {
+			b := "├─ "
+			if i == len(n.Children)-1 {
+				b = "└─ "
+			}
+			walk(ch, childPrefix, b)
+		}
+	}
+	walk(node, "", "")
+	return out
+}
+
+func findTreeNode(n *inspect.TreeNode, domain, value string) *inspect.TreeNode {
+	if n.Domain == domain && n.Value == value {
+		return n
+	}
+	for _, ch := range n.Children {
+		if f := findTreeNode(ch, domain, value); f != nil {
+			return f
+		}
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package tui
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// fit truncates s (ANSI-aware) to width cells, with an ellipsis, and pads it.
+func fit(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	w := lipgloss.Width(s)
+	if w > width {
+		return ansi.Truncate(s, width, "…")
+	}
+	return s + strings.Repeat(" ", width-w)
+}
+
+// clip cuts every line of s to width cells and keeps at most height lines.
+func clip(s string, width, height int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > height {
+		lines = lines[:max(height, 0)]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > width {
+			lines[i] = ansi.Truncate(l, width, "")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// bar draws a width-cell bar filled to frac (0..1): █ filled, ░ empty.
+func (s *Styles) bar(frac float64, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if math.IsNaN(frac) || frac < 0 {
+		frac = 0
+	}
+	frac = min(frac, 1)
+	n := int(math.Round(frac * float64(width)))
+	return s.BarFull.Render(strings.Repeat("█", n)) + s.BarEmpty.Render(strings.Repeat("░", width-n))
+}
+
+// severitySymbol is the symbol of a finding severity: it carries the meaning
+// when colour is off.
+func severitySymbol(sev inspect.Severity) string {
+	switch sev {
+	case inspect.SeverityError:
+		return "✗"
+	case inspect.SeverityWarning:
+		return "!"
+	}
+	return "i"
+}
+
+func (s *Styles) severity(sev inspect.Severity, text string) string {
+	switch sev {
+	case inspect.SeverityError:
+		return s.Bad.Render(text)
+	case inspect.SeverityWarning:
+		return s.Warn.Render(text)
+	}
+	return s.Info.Render(text)
+}
+
+// num prints a float compactly (no trailing zeros).
+func num(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// short prints a float with at most 4 significant decimals.
+func short(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
+}
+
+func pct(p float64) string {
+	if p <= 0 {
+		return "0%"
+	}
+	if p >= 1 {
+		return "100%"
+	}
+	return strconv.FormatFloat(math.Round(p*1000)/10, 'f', -1, 64) + "%"
+}
+
+// count prints n, or "-" when unknown (negative).
+func count(n int64) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// humanTokens prints a token count as 12k, 1.5M.
+func humanTokens(n uint64) string {
+	switch {
+	case n >= 1_000_000:
+		return strconv.FormatFloat(math.Round(float64(n)/1e5)/10, 'f', -1, 64) + "M"
+	case n >= 1_000:
+		return strconv.FormatFloat(math.Round(float64(n)/1e2)/10, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// wrap breaks text into lines of at most width cells at spaces.
+func wrap(text string, width int) []string {
+	if width < 10 {
+		width = 10
+	}
+	var lines []string
+	for para := range strings.SplitSeq(text, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			switch {
+			case line == "":
+				line = w
+			case lipgloss.Width(line)+1+lipgloss.Width(w) <= width:
+				line += " " + w
+			default:
+				lines = append(lines, line)
+				line = w
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// orDash returns s, or "-" when empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
