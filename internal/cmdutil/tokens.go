@@ -37,6 +37,10 @@ func ReadInputLimit(in io.Reader, path, what string, limit int64) ([]byte, error
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
 			return nil, fmt.Errorf("read %s: %s is a directory, not a file", what, path)
+		} else if err == nil && st.Mode().IsRegular() && st.Size() > limit {
+			// Refuse a regular file that is too large before reading any of it
+			// (reading up to the limit first would allocate the limit).
+			return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit (%d MiB)", what, displayPath(path), limit>>20, st.Size()>>20)
 		}
 		r = f
 	}

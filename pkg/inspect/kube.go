@@ -381,6 +381,10 @@ func CollectKubernetes(ctx context.Context, o KubeOptions) (*KubeResult, error) 
 			continue
 		}
 		if fatalKubeError(err) {
+			if isTimeoutErr(ctx, err) && !errors.Is(ctx.Err(), context.Canceled) {
+				// Name the flag that bounds the wait (or its absence).
+				return nil, fmt.Errorf("read API discovery for %s: the API server did not answer in time (%w): it is overloaded or unreachable; raise --request-timeout, or check the cluster is reachable with this kubeconfig (kubectl get --raw /apis/%s)", gvs[i], err, gvs[i])
+			}
 			return nil, fmt.Errorf("read API discovery for %s: %w: check the cluster is reachable with this kubeconfig (kubectl get --raw /apis/%s)", gvs[i], err, gvs[i])
 		}
 		// Discovery forbidden or flaky: assume served and let the LISTs tell.

@@ -96,6 +96,7 @@ func (o *Options) resolveRequest(ctx context.Context, b *inspect.Bundle, dep *in
 		return r, nil, err
 	}
 	model := modelOf(dep)
+	var frontendErr error
 	// Live: the frontend tokenizes exactly (chat template included).
 	if o.live != nil && o.Tokenizer == "" {
 		t, fo, ok := o.live.frontend(b, dep, o.FrontendTokTO)
@@ -117,7 +118,8 @@ func (o *Options) resolveRequest(ctx context.Context, b *inspect.Bundle, dep *in
 				return r, nil, cmdutil.WithHint(fmt.Errorf("--messages: the frontend could not tokenize the chat: %w", err),
 					"Render the chat template yourself and pass --prompt, or pass --tokens")
 			}
-			notes = append(notes, "the frontend's /tokenize failed ("+err.Error()+"); the prompt was tokenized locally")
+			notes = append(notes, "the frontend's /tokenize failed ("+err.Error()+"), so the prompt was tokenized locally")
+			frontendErr = err
 		}
 	}
 	if messages != nil {
@@ -127,10 +129,10 @@ func (o *Options) resolveRequest(ctx context.Context, b *inspect.Bundle, dep *in
 	// withTried prefixes a local-tokenizer error with the frontend failure that
 	// led to it, so the user learns both.
 	withTried := func(err error) error {
-		if len(notes) == 0 {
+		if frontendErr == nil {
 			return err
 		}
-		return fmt.Errorf("%s; then %w", strings.Join(notes, "; "), err)
+		return fmt.Errorf("the frontend's /tokenize failed (%w), and %w", frontendErr, err)
 	}
 	ref := o.Tokenizer
 	how := "--tokenizer"
@@ -283,6 +285,7 @@ func (o *Options) resolveKV(ctx context.Context, b *inspect.Bundle, dep *inspect
 		return explain.KVCache{Kind: explain.KVCold, Detail: "cold: no frontend Service found, so the KV-cache contents were not read"},
 			[]string{"KV cache assumed cold: no frontend Service for " + dep.Key() + " (pass --frontend-url or --indexer-url)"}, nil
 	}
+	fo.PlacementTimeout = o.KVTimeout
 	snap, err := fo.ReadPlacements(ctx, t)
 	if err != nil {
 		// Degrade, do not fail: the dry run is still meaningful without overlaps.
@@ -324,5 +327,5 @@ func asInputErr(err error, target **explain.InputError) bool {
 // coldAfter is the KV cache when the placements stream could not be read.
 func coldAfter(err error) (explain.KVCache, []string, error) {
 	return explain.KVCache{Kind: explain.KVCold, Detail: "cold: the placements stream could not be read"},
-		[]string{"KV cache assumed cold: " + err.Error() + " (use --indexer-url if a standalone indexer runs, or --cold to silence this)"}, nil
+		[]string{"KV cache assumed cold: " + err.Error() + " (--kv-timeout bounds the wait; use --indexer-url if a standalone indexer runs, or --cold to silence this)"}, nil
 }

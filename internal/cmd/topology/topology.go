@@ -230,6 +230,11 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 	if err := filterSnapshot(snap, o.namespace, o.Names, o.FromFile != ""); err != nil {
 		return nil, err
 	}
+	if o.FromFile == "" {
+		if err := workersUnreadable(b, snap); err != nil {
+			return nil, err
+		}
+	}
 	return inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}), nil
 }
 
@@ -299,6 +304,35 @@ func reportWithoutTimes(r *inspect.Report) *inspect.Report {
 		c.Sources[i] = s
 	}
 	return &c
+}
+
+// workersUnreadable fails a live run whose deployments were read but whose
+// pods were not (the Kubernetes source degraded and no Pod came back): an empty
+// domain table must not pass a CI gate as "no findings".
+func workersUnreadable(b *inspect.Bundle, s *inspect.Snapshot) error {
+	if len(s.Deployments) == 0 {
+		return nil
+	}
+	degraded := false
+	for _, src := range s.Sources {
+		degraded = degraded || (src.Kind == inspect.SourceKubernetes && src.Degraded)
+	}
+	if !degraded {
+		return nil
+	}
+	for _, u := range b.Objects {
+		if u.GetKind() == "Pod" {
+			return nil
+		}
+	}
+	var msgs []string
+	for _, n := range s.Notes {
+		if n.Severity == inspect.NoteWarning && n.Source == inspect.SourceKubernetes {
+			msgs = append(msgs, n.Message)
+		}
+	}
+	return cmdutil.WithHint(fmt.Errorf("the deployments were read but none of their worker pods could be: %s", strings.Join(msgs, "; ")),
+		"Retry, check --request-timeout and the API server's health, and kubectl auth can-i list pods; see docs/rbac.md")
 }
 
 // nothingReadable turns "no deployment found" into an error when a source was
