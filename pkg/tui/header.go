@@ -73,10 +73,38 @@ func (m *Model) sourcesLine() string {
 		line += "  " + st.Bad.Render("✗ refresh failed: "+m.loadErr.Error())
 	case m.loading:
 		line += "  " + st.Dim.Render("refreshing…")
+	case m.opts.Refresh > 0 && m.opts.Watch != nil && m.opts.Poll != nil:
+		line += "  " + st.Dim.Render("metrics every "+m.opts.Refresh.String())
 	case m.opts.Refresh > 0:
 		line += "  " + st.Dim.Render("every "+m.opts.Refresh.String())
 	}
+	if m.opts.Watch != nil {
+		line += "  " + m.watchText()
+	}
 	return line
+}
+
+// watchText is the watch state: "⟳ watching", "⟳ re-listing (pods)", "✗ watch
+// degraded (events forbidden)", "✗ watch stopped".
+func (m *Model) watchText() string {
+	st, w := m.c.st, m.watch
+	switch w.State {
+	case "":
+		return st.Dim.Render("⟳ watch starting")
+	case "watching":
+		return st.Good.Render("⟳") + " watching"
+	case "re-listing":
+		t := "⟳ re-listing"
+		if w.Detail != "" {
+			t += " (" + w.Detail + ")"
+		}
+		return st.Dim.Render(t)
+	}
+	t := "✗ watch " + w.State
+	if w.Detail != "" {
+		t += " (" + w.Detail + ")"
+	}
+	return st.Bad.Render(t)
 }
 
 // degraded summarises the degraded sources, "" when none is.
@@ -90,6 +118,9 @@ func (m *Model) degraded() string {
 			}
 			parts = append(parts, p)
 		}
+	}
+	if m.watch.State == "degraded" {
+		parts = append(parts, "watch ("+m.watch.Detail+"; those changes show only on a refresh, r)")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -41,6 +41,34 @@ type Options struct {
 	Tokenize func(prompt string) ([]uint32, error)
 	// Context bounds the loads; context.Background when nil.
 	Context context.Context
+	// Watch, when set, blocks until the live data or the watch state changed
+	// (the dashboard command passes an inspect.Watcher's Next) and returns the
+	// update; ok is false once watching ended. It runs in a tea.Cmd, never in
+	// Update. A change reloads with Load; nothing is reloaded while nothing
+	// changes.
+	Watch func(ctx context.Context) (u WatchUpdate, ok bool)
+	// Poll, when set, is what the Refresh schedule runs instead of Load: with a
+	// Watch, the sources that cannot be watched (the frontend metrics) over the
+	// last watched data.
+	Poll Loader
+}
+
+// WatchUpdate is what Options.Watch reports.
+type WatchUpdate struct {
+	// Changed: the watched objects changed; the data is reloaded.
+	Changed bool
+	// State is the watch state shown in the header ("watching", "re-listing",
+	// "degraded"), Detail what it concerns.
+	State, Detail string
+}
+
+// WatchMsg carries a WatchUpdate into Update.
+type WatchMsg struct {
+	Update WatchUpdate
+	// Ended: the watch stopped; the header says so and no more is awaited.
+	Ended bool
+	// At is when the update arrived (the watch-to-redraw latency starts here).
+	At time.Time
 }
 
 // Tab is one page of the dashboard.
@@ -113,6 +141,11 @@ type Model struct {
 	loadAt     time.Time
 	gen        int
 	quit       bool
+	// watch is the last watch state; reloadPending asks for a reload once the
+	// one in flight is done (a change arrived while loading).
+	watch         WatchUpdate
+	watchEnded    bool
+	reloadPending bool
 }
 
 // New builds the dashboard model.
@@ -142,10 +175,25 @@ func New(o Options) *Model {
 func (m *Model) Init() tea.Cmd {
 	if m.c.data == nil {
 		m.loading = true
-		return m.load()
+		return tea.Batch(m.load(), m.waitWatch())
 	}
-	return tea.Batch(m.dataChanged(), m.schedule())
+	return tea.Batch(m.dataChanged(), m.schedule(), m.waitWatch())
 }
+
+// waitWatch waits for the next watch update.
+func (m *Model) waitWatch() tea.Cmd {
+	watch, ctx, now := m.opts.Watch, m.opts.Context, m.opts.Now
+	if watch == nil || m.watchEnded {
+		return nil
+	}
+	return func() tea.Msg {
+		u, ok := watch(ctx)
+		return WatchMsg{Update: u, Ended: !ok, At: now()}
+	}
+}
+
+// WatchState returns the last watch update ("" State before the first).
+func (m *Model) WatchState() WatchUpdate { return m.watch }
 
 // Tab returns the active tab.
 func (m *Model) Tab() Tab { return m.tab }
@@ -170,7 +218,38 @@ func (m *Model) load() tea.Cmd {
 	}
 }
 
+// poll is the scheduled refresh: Poll when set, else a full load.
+func (m *Model) poll() tea.Cmd {
+	if m.opts.Poll == nil {
+		return m.load()
+	}
+	poll, ctx, now := m.opts.Poll, m.opts.Context, m.opts.Now
+	return func() tea.Msg {
+		d, err := poll(ctx)
+		return DataMsg{Data: d, Err: err, At: now()}
+	}
+}
+
+// reload starts a full load now, or once the one in flight is done.
+func (m *Model) reload() tea.Cmd {
+	if m.opts.Load == nil {
+		return nil
+	}
+	if m.loading {
+		m.reloadPending = true
+		return nil
+	}
+	m.loading = true
+	return m.load()
+}
+
 func (m *Model) schedule() tea.Cmd {
+	if m.reloadPending {
+		// A change arrived during the last load: reload at once instead.
+		m.reloadPending = false
+		m.loading = true
+		return m.load()
+	}
 	if m.opts.Refresh <= 0 || m.opts.Load == nil {
 		return nil
 	}
@@ -213,12 +292,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := tea.Batch(m.dataChanged(), m.schedule())
 		return m, cmd
 	case tickMsg:
-		if msg.gen != m.gen {
-			return m, nil
+		if msg.gen != m.gen || m.loading {
+			return m, nil // stale, or a load is in flight (it reschedules)
 		}
 		m.loading = true
-		cmd := m.load()
+		cmd := m.poll()
 		return m, cmd
+	case WatchMsg:
+		if msg.Ended {
+			m.watchEnded = true
+			m.watch = WatchUpdate{State: "stopped"}
+			return m, nil
+		}
+		m.watch = WatchUpdate{State: msg.Update.State, Detail: msg.Update.Detail}
+		var cmd tea.Cmd
+		if msg.Update.Changed {
+			cmd = m.reload()
+		}
+		return m, tea.Batch(cmd, m.waitWatch())
 	case tea.KeyMsg:
 		cmd := m.key(msg)
 		return m, cmd
@@ -271,10 +362,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return m.dataChanged()
 		}
 	case key.Matches(msg, k.Refresh):
-		if m.opts.Load != nil && !m.loading {
-			m.loading = true
-			return m.load()
-		}
+		return m.reload()
 	default:
 		return p.update(msg)
 	}

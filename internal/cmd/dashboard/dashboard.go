@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -40,6 +42,12 @@ type Options struct {
 	// Resolved by Complete.
 	namespace string
 	bundle    func(ctx context.Context) (*inspect.Bundle, error)
+	// live is the live collection (nil with --from-file): watched, and
+	// re-collected on a change; base is the last collection without the
+	// frontend, which Poll re-reads every --refresh.
+	live      *inspect.CollectOptions
+	baseMu    sync.Mutex
+	base      *inspect.Bundle
 	theme     tui.Theme
 	tokenize  func(string) ([]uint32, error)
 	tokenText string
@@ -66,7 +74,9 @@ func NewCmdDashboard(f *cmdutil.Factory, runF func(*Options) error) *cobra.Comma
                   temperature, a domain down, an excluded worker) and the
                   --all-prefill matrix
 
-Press ? for every key. Live, the deployment is re-read every --refresh; with
+Press ? for every key. Live, the Kubernetes objects are watched and the
+deployment is re-read within a second of a change; the frontend's metrics are
+re-read every --refresh. With
 --from-file it runs fully offline on a capture (its KvEvents feed the route
 explorer). The dashboard needs a terminal: for a plain, scriptable view use
 kubectl dynamo topology --watch.`,
@@ -95,7 +105,7 @@ kubectl dynamo topology --watch.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read a capture file (kubectl dynamo capture) instead of the cluster: fully offline")
-	fl.DurationVar(&o.Refresh, "refresh", o.Refresh, "How often the live deployment is re-read (ignored with --from-file)")
+	fl.DurationVar(&o.Refresh, "refresh", o.Refresh, "How often the frontend's metrics are re-read (the Kubernetes objects are watched; ignored with --from-file)")
 	fl.StringVar(&o.Theme, "theme", o.Theme, "Colour theme: dark|light (--color never or NO_COLOR gives monochrome)")
 	fl.StringVar(&o.Tokens, "tokens", "", "The route explorer's initial request: token ids, comma- or space-separated")
 	fl.StringVar(&o.TokenFile, "token-file", "", "Read the route explorer's initial token ids from a file")
@@ -151,11 +161,18 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		if o.Name != "" {
 			names = []string{o.Name}
 		}
-		collect, err := o.Sources.Collector(f, ns, false, names)
+		opts, err := o.Sources.CollectOptions(f, ns, false, names)
 		if err != nil {
 			return err
 		}
-		o.bundle = collect
+		// One client for the collections, the watch and the metric polls.
+		api, err := inspect.NewKubeAPI(opts.RESTConfig)
+		if err != nil {
+			return err
+		}
+		opts.Kube = api
+		o.live = &opts
+		o.bundle = o.collect
 	}
 	switch {
 	case o.Tokens != "" && o.TokenFile != "":
@@ -209,12 +226,60 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// collect reads the live deployment: Kubernetes and etcd (kept as the base the
+// metric polls reuse), then the frontend.
+func (o *Options) collect(ctx context.Context) (*inspect.Bundle, error) {
+	opts := *o.live
+	opts.NoFrontend = true
+	b, err := inspect.Collect(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	o.baseMu.Lock()
+	o.base = b
+	o.baseMu.Unlock()
+	return o.withFrontend(ctx, b), nil
+}
+
+// withFrontend returns a copy of base with the frontend read again (base
+// unchanged when the frontend is off).
+func (o *Options) withFrontend(ctx context.Context, base *inspect.Bundle) *inspect.Bundle {
+	if o.live.NoFrontend {
+		return base
+	}
+	b := *base
+	b.Sources = slices.Clone(base.Sources)
+	b.Notes = slices.Clone(base.Notes)
+	b.Metrics, b.BusyThresholds = nil, nil
+	fs := &inspect.FrontendSource{URL: o.live.FrontendURL, Options: inspect.FrontendOptions{
+		API: o.live.Kube, HTTPClient: o.live.HTTPClient, Timeout: o.live.FrontendTimeout, Now: o.live.Now}}
+	_ = fs.Collect(ctx, &b)
+	return &b
+}
+
+// poll re-reads only the frontend's metrics over the last collection (the
+// rest is watched).
+func (o *Options) poll(ctx context.Context) (*tui.Data, error) {
+	o.baseMu.Lock()
+	base := o.base
+	o.baseMu.Unlock()
+	if base == nil {
+		return o.load(ctx)
+	}
+	return o.data(o.withFrontend(ctx, base))
+}
+
 // load reads the bundle and turns it into the dashboard's data.
 func (o *Options) load(ctx context.Context) (*tui.Data, error) {
 	b, err := o.bundle(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return o.data(b)
+}
+
+// data turns a bundle into the dashboard's data.
+func (o *Options) data(b *inspect.Bundle) (*tui.Data, error) {
 	d, err := tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor})
 	if err != nil {
 		hint := "Try: kubectl dynamo topology -A to list every deployment"
@@ -225,8 +290,25 @@ func (o *Options) load(ctx context.Context) (*tui.Data, error) {
 
 // TUIOptions reads the data once and returns the dashboard's options: the
 // first load happens here, so that a deployment that cannot be read fails
-// like any other command, before the screen is taken.
+// like any other command, before the screen is taken. Live, the Kubernetes
+// objects are watched until ctx ends (the watch starts before the first load,
+// so nothing in between is missed): a change re-collects, and --refresh only
+// re-reads the frontend's metrics. A client that cannot watch at all, or a
+// watch degraded from the start, falls back to re-collecting every --refresh.
 func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
+	var watch func(context.Context) (tui.WatchUpdate, bool)
+	var poll tui.Loader
+	if o.live != nil {
+		if w, err := inspect.StartWatch(ctx, *o.live, inspect.WatchOptions{}); err == nil {
+			watch = func(ctx context.Context) (tui.WatchUpdate, bool) {
+				n, ok := w.Next(ctx)
+				return tui.WatchUpdate{Changed: n.Changed, State: string(n.Status.State), Detail: n.Status.Detail}, ok
+			}
+			if w.Status().State != inspect.WatchDegraded {
+				poll = o.poll
+			}
+		}
+	}
 	d, err := o.load(ctx)
 	if err != nil {
 		return tui.Options{}, err
@@ -237,10 +319,14 @@ func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
 	if o.FromFile != "" {
 		mode, refresh, load = "capture "+o.FromFile, 0, nil
 	}
+	if watch != nil && poll != nil && o.live.NoFrontend {
+		refresh = 0 // everything is watched: nothing to poll
+	}
 	return tui.Options{
 		Initial: d, Load: load, Refresh: refresh, Mode: mode,
 		Theme: o.theme, Color: o.IO.ColorEnabled(), Out: o.IO.Out, Now: o.Now,
 		Tokens: o.tokenText, Tokenize: o.tokenize, Context: ctx,
+		Watch: watch, Poll: poll,
 	}, nil
 }
 
