@@ -73,6 +73,10 @@ type FrontendSource struct {
 	Options FrontendOptions
 	// URL reaches the frontend directly (--frontend-url) instead of the service proxy.
 	URL string
+	// Placements also reads each frontend's KV placements stream (until the
+	// snapshot ends) into Bundle.KvEvents, so captures and the dashboard hold
+	// the router's view of the KV cache.
+	Placements bool
 }
 
 // Kind implements Source.
@@ -98,7 +102,45 @@ func (s *FrontendSource) Collect(ctx context.Context, b *Bundle) error {
 	b.BusyThresholds = append(b.BusyThresholds, r.BusyThresholds...)
 	b.Sources = append(b.Sources, r.Source)
 	b.Notes = append(b.Notes, r.Notes...)
+	if s.Placements {
+		for _, t := range o.Targets {
+			kv, note := readPlacementEvents(ctx, o, t)
+			b.KvEvents = append(b.KvEvents, kv...)
+			if note != nil {
+				b.Notes = append(b.Notes, *note)
+			}
+		}
+	}
 	return nil
+}
+
+// readPlacementEvents reads one frontend's placements snapshot as KvEvents
+// (one per source); a frontend without the stream, or a failed read, is a note.
+func readPlacementEvents(ctx context.Context, o FrontendOptions, t FrontendTarget) ([]KvEvents, *Note) {
+	dep := t.Namespace + "/" + t.Deployment
+	snap, err := o.ReadPlacements(ctx, t)
+	if err != nil {
+		sev := NoteWarning
+		if errors.Is(err, ErrPlacementsUnsupported) {
+			sev = NoteInfo
+		}
+		return nil, &Note{Severity: sev, Source: SourceFrontend, Deployment: dep,
+			Message: "KV-cache contents not read: " + err.Error() + "; dry runs treat the cache as cold"}
+	}
+	var out []KvEvents
+	for _, src := range snap.Sources {
+		out = append(out, KvEvents{Namespace: t.Namespace, Deployment: t.Deployment, BlockSize: src.BlockSize,
+			Source: snap.Source + " " + src.String(), Events: src.Events})
+	}
+	var note *Note
+	if !snap.Complete || len(snap.Errors) > 0 {
+		msg := "the KV placements snapshot is incomplete"
+		if len(snap.Errors) > 0 {
+			msg += " (" + strings.Join(snap.Errors, "; ") + ")"
+		}
+		note = &Note{Severity: NoteWarning, Source: SourceFrontend, Deployment: dep, Message: msg + ": overlaps may be understated"}
+	}
+	return out, note
 }
 
 // urlTarget attributes --frontend-url to the only deployment in objs.
@@ -169,6 +211,9 @@ type CollectOptions struct {
 	EtcdProbe func(ctx context.Context, endpoint string) bool
 	// NoFrontend disables the frontend source.
 	NoFrontend bool
+	// KVPlacements also reads the frontends' KV placements streams into
+	// Bundle.KvEvents (capture --kv-cache, the dashboard).
+	KVPlacements bool
 	// FrontendURL reaches the frontend directly instead of through the service proxy.
 	FrontendURL string
 	// HTTPClient is used for FrontendURL.
@@ -231,7 +276,8 @@ func Collect(ctx context.Context, o CollectOptions) (*Bundle, error) {
 	}
 
 	if !o.NoFrontend {
-		fs := &FrontendSource{URL: o.FrontendURL, Options: FrontendOptions{API: api, HTTPClient: o.HTTPClient, Timeout: o.FrontendTimeout, Now: o.Now}}
+		fs := &FrontendSource{URL: o.FrontendURL, Placements: o.KVPlacements,
+			Options: FrontendOptions{API: api, HTTPClient: o.HTTPClient, Timeout: o.FrontendTimeout, Now: o.Now}}
 		_ = fs.Collect(ctx, b)
 	}
 	sortCollectedNotes(b.Notes)

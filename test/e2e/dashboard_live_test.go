@@ -14,8 +14,11 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmd/dashboard"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
 )
 
@@ -259,4 +262,46 @@ func TestDashboardLiveWatch(t *testing.T) {
 		t.Errorf("audited verbs of the dashboard's user: %v (want list and watch)", verbs)
 	}
 	t.Logf("audited verbs: %v", verbs)
+}
+
+// TestDashboardLiveKVCache: in live mode the route explorer's KV cache is the
+// frontend's placements snapshot, read with the collection.
+func TestDashboardLiveKVCache(t *testing.T) {
+	fx := newExplainFixture(t, exampleQwen)
+	ids := dwmInstanceIDs(t, fx.bundle)
+	cfg := fx.frontendConfig(t, "qwen3-32b", qwenModel)
+	cfg.Sources = []fakefrontend.PlacementSource{{
+		Model: qwenModel, Namespace: qwenDynNS, Component: "prefill", Endpoint: "generate", BlockSize: 16,
+		Events: []routecore.RouterEvent{fx.stored(ids[pod1c0], 1, overlap1c0)},
+	}}
+	fe := fakefrontend.New(cfg)
+	defer fe.Close()
+
+	streams, _, _, _ := iostreams.Test()
+	streams.SetStdoutTTY(true)
+	f := cmdutil.NewFactory(streams)
+	var o *dashboard.Options
+	cmd := dashboard.NewCmdDashboard(f, func(got *dashboard.Options) error { o = got; return nil })
+	f.ConfigFlags.AddFlags(cmd.PersistentFlags())
+	cmd.SetArgs([]string{"qwen3-32b", "--kubeconfig", fx.kc, "-n", "serving", "--frontend-url", fe.URL, "--refresh", "10m"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	to, err := o.TUIOptions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := to.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := data.KV["serving/qwen3-32b"]
+	if kv.Kind != explain.KVIndex || kv.Index == nil || kv.Index.BlockCount() != overlap1c0 || !strings.Contains(kv.Detail, "placements") {
+		t.Fatalf("live KV cache %+v, want the placements snapshot with %d blocks", kv, overlap1c0)
+	}
+	if m := nonGET(fe); len(m) != 0 {
+		t.Errorf("non-GET requests to the frontend: %v", m)
+	}
 }

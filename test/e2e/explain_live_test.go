@@ -821,3 +821,64 @@ func TestExplainLiveEtcdDiscovery(t *testing.T) {
 	t.Logf("instance ids round-tripped: %v; verdict routable %v", slices.Sorted(maps.Keys(seen)), x.Verdict.Routable)
 	t.Logf("frontend requests: %s", requestLog(fe))
 }
+
+// TestExplainLiveCaptureKVCache records a live deployment with `capture
+// --kv-cache` (the frontend's placements snapshot becomes KvEvents) and checks
+// that explain-route on the capture file reaches the same decision as the live
+// run: same prefill pick and overlaps, same verdict and costs.
+func TestExplainLiveCaptureKVCache(t *testing.T) {
+	f := newExplainFixture(t, exampleQwen)
+	ids := dwmInstanceIDs(t, f.bundle)
+	cfg := f.frontendConfig(t, "qwen3-32b", qwenModel)
+	cfg.Sources = []fakefrontend.PlacementSource{{
+		Model: qwenModel, Namespace: qwenDynNS, Component: "prefill", Endpoint: "generate", BlockSize: 16, Cursor: 7,
+		Events: []routecore.RouterEvent{f.stored(ids[pod1c0], 1, overlap1c0), f.stored(ids[pod1a0], 1, overlap1a0)},
+	}}
+	fe := fakefrontend.New(cfg)
+	defer fe.Close()
+
+	capture, errOut, code := kubectlEnv(t, f.kc, nil, "dynamo", "capture", "-n", "serving", "--kv-cache", "--frontend-url", fe.URL)
+	if code != 0 {
+		t.Fatalf("capture exit %d: %s", code, errOut)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "capture.yaml")
+	tokens := filepath.Join(dir, "prompt.tokens")
+	var ids32 []string
+	for _, tk := range f.tokens {
+		ids32 = append(ids32, strconv.FormatUint(uint64(tk), 10))
+	}
+	if err := os.WriteFile(file, []byte(capture), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokens, []byte(strings.Join(ids32, " ")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(capture, "kind: KvEvents") {
+		t.Fatalf("the capture holds no KvEvents:\n%.2000s", capture)
+	}
+
+	live := runExplain(t, f.kc, nil, "qwen3-32b", "-n", "serving", "--token-file", tokens, "--frontend-url", fe.URL)
+	offline := runExplain(t, f.kc, nil, "--from-file", file, "--token-file", tokens)
+	if live.code != 2 || offline.code != 2 {
+		t.Fatalf("exit codes live %d, offline %d, want 2 (stderr %s / %s)", live.code, offline.code, live.stderr, offline.stderr)
+	}
+	if kv := source(offline.x, "kv-cache"); !strings.Contains(kv, "capture KvEvents") || !strings.Contains(kv, "placements") {
+		t.Errorf("offline kv-cache source %q, want the captured placements", kv)
+	}
+	if offline.x.Prefill.Pick != pod1c0 || live.x.Prefill.Pick != pod1c0 {
+		t.Errorf("prefill picks live %s, offline %s, want %s", live.x.Prefill.Pick, offline.x.Prefill.Pick, pod1c0)
+	}
+	for _, c := range live.x.Prefill.Candidates {
+		o := candidate(offline.x.Prefill, c.Worker)
+		if o == nil || o.OverlapBlocks != c.OverlapBlocks || o.Cost != c.Cost || o.Eligible != c.Eligible {
+			t.Errorf("%s: live %+v, offline %+v", c.Worker, c, o)
+		}
+	}
+	if lv, ov := live.x.Verdict, offline.x.Verdict; lv.Routable != ov.Routable || lv.Error != ov.Error || lv.Cause != ov.Cause {
+		t.Errorf("verdicts differ: live %+v, offline %+v", lv, ov)
+	}
+	if m := nonGET(fe); len(m) != 0 {
+		t.Errorf("non-GET requests to the frontend: %v", m)
+	}
+}

@@ -27,8 +27,10 @@ type Options struct {
 
 	Names         []string
 	AllNamespaces bool
-	Sources       cmdutil.SourceFlags
-	Output        cmdutil.OutputFlags
+	// KVCache also records the frontends' KV placements (--kv-cache).
+	KVCache bool
+	Sources cmdutil.SourceFlags
+	Output  cmdutil.OutputFlags
 
 	// Getenv reads KDYN_ETCD_USERNAME / KDYN_ETCD_PASSWORD; tests replace it.
 	Getenv func(string) string
@@ -91,6 +93,7 @@ frontend) is recorded in the file and printed to stderr as a note.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Capture deployments in all namespaces")
+	fl.BoolVar(&o.KVCache, "kv-cache", false, "Also record each frontend's KV-cache contents (GET /v1/kv-cache/placements/stream, read until the snapshot ends), so explain-route --from-file sees real overlaps")
 	o.Sources.AddFlags(cmd)
 	o.Output.Format = cmdutil.OutputYAML
 	o.Output.NoTemplates = true // a capture is a Kubernetes List to save, not a report to query
@@ -117,6 +120,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 	if err != nil {
 		return err
 	}
+	collect.KVPlacements = o.KVCache
 	o.collect = collect
 	o.restConfig = collect.RESTConfig
 	return nil
@@ -129,6 +133,9 @@ func (o *Options) Validate() error {
 	}
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return cmdutil.FlagErrorf("deployment names cannot be combined with --all-namespaces: name the namespace with -n")
+	}
+	if o.KVCache && o.Sources.NoFrontend {
+		return cmdutil.FlagErrorf("--kv-cache reads the frontend's placements stream; it cannot be used with --no-frontend")
 	}
 	return o.Sources.Validate()
 }

@@ -45,9 +45,11 @@ type Options struct {
 	// live is the live collection (nil with --from-file): watched, and
 	// re-collected on a change; base is the last collection without the
 	// frontend, which Poll re-reads every --refresh.
-	live      *inspect.CollectOptions
-	baseMu    sync.Mutex
-	base      *inspect.Bundle
+	live   *inspect.CollectOptions
+	baseMu sync.Mutex
+	base   *inspect.Bundle
+	// kv holds the KV contents read with the last collection.
+	kv        []inspect.KvEvents
 	theme     tui.Theme
 	tokenize  func(string) ([]uint32, error)
 	tokenText string
@@ -235,15 +237,20 @@ func (o *Options) collect(ctx context.Context) (*inspect.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
+	full := o.withFrontend(ctx, b, true)
 	o.baseMu.Lock()
 	o.base = b
+	o.kv = full.KvEvents
 	o.baseMu.Unlock()
-	return o.withFrontend(ctx, b), nil
+	return full, nil
 }
 
 // withFrontend returns a copy of base with the frontend read again (base
 // unchanged when the frontend is off).
-func (o *Options) withFrontend(ctx context.Context, base *inspect.Bundle) *inspect.Bundle {
+//
+// With placements the KV placements stream is read too (on every collection,
+// which the watches trigger); metric polls reuse the last KV contents.
+func (o *Options) withFrontend(ctx context.Context, base *inspect.Bundle, placements bool) *inspect.Bundle {
 	if o.live.NoFrontend {
 		return base
 	}
@@ -251,7 +258,12 @@ func (o *Options) withFrontend(ctx context.Context, base *inspect.Bundle) *inspe
 	b.Sources = slices.Clone(base.Sources)
 	b.Notes = slices.Clone(base.Notes)
 	b.Metrics, b.BusyThresholds = nil, nil
-	fs := &inspect.FrontendSource{URL: o.live.FrontendURL, Options: inspect.FrontendOptions{
+	if !placements {
+		o.baseMu.Lock()
+		b.KvEvents = o.kv
+		o.baseMu.Unlock()
+	}
+	fs := &inspect.FrontendSource{URL: o.live.FrontendURL, Placements: placements, Options: inspect.FrontendOptions{
 		API: o.live.Kube, HTTPClient: o.live.HTTPClient, Timeout: o.live.FrontendTimeout, Now: o.live.Now}}
 	_ = fs.Collect(ctx, &b)
 	return &b
@@ -266,7 +278,7 @@ func (o *Options) poll(ctx context.Context) (*tui.Data, error) {
 	if base == nil {
 		return o.load(ctx)
 	}
-	return o.data(o.withFrontend(ctx, base))
+	return o.data(o.withFrontend(ctx, base, false))
 }
 
 // load reads the bundle and turns it into the dashboard's data.
