@@ -164,6 +164,15 @@ func StartWatch(ctx context.Context, o CollectOptions, wo WatchOptions) (*Watche
 			loops.Go(func() { w.run(ctx, api, wa, t, schema.GroupVersionResource{}, "") })
 		}
 	}
+	// The Dynamo discovery etcd, when given (--etcd-endpoints): auto-detected
+	// endpoints are found by Collect and re-read with each collection.
+	if !o.NoEtcd && len(o.Etcd.Endpoints) > 0 {
+		et := &watchTarget{name: etcdTargetName(o.Etcd)}
+		w.mu.Lock()
+		w.targets = append(w.targets, et)
+		w.mu.Unlock()
+		loops.Go(func() { w.watchEtcd(ctx, o.Etcd, et) })
+	}
 	go func() {
 		loops.Wait()
 		<-ctx.Done()
