@@ -1,8 +1,11 @@
 package cmdutil
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,4 +113,43 @@ func (s *SourceFlags) Collector(f *Factory, namespace string, all bool, names []
 		return nil, err
 	}
 	return func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }, nil
+}
+
+// FromFile prepares a command's --from-file mode: it refuses the live-only
+// source flags, returns the namespace given with -n ("" when not given: every
+// deployment of the file) and a loader that reads and parses the capture (at
+// most inspect.MaxCaptureBytes; "-" reads in).
+func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, name string) (string, func(context.Context) (*inspect.Bundle, error), error) {
+	if set := s.LiveOnlyFlagsSet(cmd); len(set) > 0 {
+		return "", nil, FlagErrorf("%s read a live deployment and cannot be used with --from-file", strings.Join(set, ", "))
+	}
+	namespace := ""
+	if cmd.Flags().Changed("namespace") {
+		if ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err == nil {
+			namespace = ns
+		}
+	}
+	load := func(context.Context) (*inspect.Bundle, error) {
+		data, err := ReadInputLimit(in, name, "--from-file", inspect.MaxCaptureBytes)
+		if err != nil {
+			return nil, err
+		}
+		b, err := inspect.ReadCapture(bytes.NewReader(data), name)
+		if err != nil {
+			return nil, fmt.Errorf("--from-file %s: %w", name, err)
+		}
+		return b, nil
+	}
+	return namespace, load, nil
+}
+
+// LiveNamespace is the kubeconfig's namespace (or -n), with a hint naming the
+// command when it cannot be resolved.
+func LiveNamespace(f *Factory, command string) (string, error) {
+	ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
+			"Try: kubectl dynamo "+command+" -n NAMESPACE, or --from-file capture.yaml to work offline")
+	}
+	return ns, nil
 }

@@ -1,13 +1,11 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -132,31 +130,15 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 	}
 	o.theme = theme
 	if o.FromFile != "" {
-		if set := o.Sources.LiveOnlyFlagsSet(cmd); len(set) > 0 {
-			return cmdutil.FlagErrorf("%s read a live deployment and cannot be used with --from-file", strings.Join(set, ", "))
-		}
-		if cmd.Flags().Changed("namespace") {
-			if ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err == nil {
-				o.namespace = ns
-			}
-		}
-		name := o.FromFile
-		o.bundle = func(context.Context) (*inspect.Bundle, error) {
-			data, err := cmdutil.ReadInputLimit(o.IO.In, name, "--from-file", inspect.MaxCaptureBytes)
-			if err != nil {
-				return nil, err
-			}
-			b, err := inspect.ReadCapture(bytes.NewReader(data), name)
-			if err != nil {
-				return nil, fmt.Errorf("--from-file %s: %w", name, err)
-			}
-			return b, nil
-		}
-	} else {
-		ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
 		if err != nil {
-			return cmdutil.WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
-				"Try: kubectl dynamo dashboard -n NAMESPACE, or --from-file capture.yaml to work offline")
+			return err
+		}
+		o.namespace, o.bundle = ns, load
+	} else {
+		ns, err := cmdutil.LiveNamespace(f, "dashboard")
+		if err != nil {
+			return err
 		}
 		o.namespace = ns
 		var names []string

@@ -104,34 +104,17 @@ Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
 func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.Names = args
 	if o.FromFile != "" {
-		if set := o.Sources.LiveOnlyFlagsSet(cmd); len(set) > 0 {
-			return cmdutil.FlagErrorf("%s read a live deployment and cannot be used with --from-file", strings.Join(set, ", "))
+		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
+		if err != nil {
+			return err
 		}
-		name := o.FromFile
-		o.load = func(context.Context) (*inspect.Bundle, error) {
-			data, err := cmdutil.ReadInputLimit(o.IO.In, name, "--from-file", inspect.MaxCaptureBytes)
-			if err != nil {
-				return nil, err
-			}
-			b, err := inspect.ReadCapture(bytes.NewReader(data), name)
-			if err != nil {
-				return nil, fmt.Errorf("--from-file %s: %w", name, err)
-			}
-			return b, nil
-		}
-		if cmd.Flags().Changed("namespace") {
-			ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-			if err == nil {
-				o.namespace = ns
-			}
-		}
+		o.namespace, o.load = ns, load
 		return nil
 	}
 	if !o.AllNamespaces {
-		ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		ns, err := cmdutil.LiveNamespace(f, "topology")
 		if err != nil {
-			return cmdutil.WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
-				"Try: kubectl dynamo topology -n NAMESPACE, or --from-file capture.yaml to work offline")
+			return err
 		}
 		o.namespace = ns
 	}
