@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -134,7 +133,7 @@ func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, nam
 		if err != nil {
 			return nil, err
 		}
-		b, err := inspect.ReadCapture(bytes.NewReader(data), name)
+		b, err := inspect.ParseCapture(data, name)
 		if err != nil {
 			return nil, fmt.Errorf("--from-file %s: %w", name, err)
 		}

@@ -35,7 +35,8 @@ func ReadInputLimit(in io.Reader, path, what string, limit int64) ([]byte, error
 			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
+		st, err := f.Stat()
+		if err == nil && st.IsDir() {
 			return nil, fmt.Errorf("read %s: %s is a directory, not a file", what, path)
 		} else if err == nil && st.Mode().IsRegular() && st.Size() > limit {
 			// Refuse a regular file that is too large before reading any of it
@@ -43,6 +44,19 @@ func ReadInputLimit(in io.Reader, path, what string, limit int64) ([]byte, error
 			return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit (%d MiB)", what, displayPath(path), limit>>20, st.Size()>>20)
 		}
 		r = f
+		if err == nil && st.Mode().IsRegular() {
+			// Read a file of known size into one buffer of that size (a large
+			// capture would otherwise be copied as the buffer grows).
+			var buf bytes.Buffer
+			buf.Grow(int(st.Size()) + bytes.MinRead)
+			if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+				return nil, fmt.Errorf("read %s: %w", what, err)
+			}
+			if int64(buf.Len()) > limit {
+				return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit", what, displayPath(path), limit>>20)
+			}
+			return buf.Bytes(), nil
+		}
 	}
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {

@@ -1,7 +1,6 @@
 package completion
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -185,7 +184,7 @@ func readCapture(file string) (*inspect.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), file)
+	b, err := inspect.ParseCapture(data, file)
 	if err != nil {
 		return nil, fmt.Errorf("--from-file %s: %w", file, err)
 	}

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
@@ -23,6 +24,15 @@ type EventSet struct {
 // the way Dynamo's indexer logs and skips them.
 func IndexEvents(sets []EventSet, blockSize int) (*routecore.Index, []string) {
 	ix := routecore.NewIndex()
+	blocks := 0
+	for _, s := range sets {
+		for i := range s.Events {
+			if st := s.Events[i].Event.Data.Stored; st != nil && s.Events[i].StorageTier == routecore.TierDevice {
+				blocks += len(st.Blocks)
+			}
+		}
+	}
+	ix.Reserve(blocks)
 	var notes []string
 	for _, s := range sets {
 		if s.BlockSize > 0 && blockSize > 0 && s.BlockSize != blockSize {
@@ -64,4 +74,58 @@ func BundleEventSets(b *inspect.Bundle, dep *inspect.Deployment) []EventSet {
 // IndexCache wraps an index as a KVCache.
 func IndexCache(ix *routecore.Index, detail string, at time.Time) KVCache {
 	return KVCache{Kind: KVIndex, Index: ix, Detail: detail, At: at}
+}
+
+// IndexAhead builds the index of a capture's KV events in the background while
+// the caller does other work (building the snapshot), for the one deployment
+// the capture holds KvEvents for. Take returns it when IndexEvents(sets,
+// blockSize) would give the same result, else builds that one; Wait stops
+// nothing but waits for the background work (call it before returning).
+type IndexAhead struct {
+	ns, name string
+	sizes    map[int]bool // the sets' known block sizes
+	wg       sync.WaitGroup
+	ix       *routecore.Index
+	notes    []string
+}
+
+// StartIndexAhead starts indexing when every KvEvents item of b belongs to one
+// deployment (the common case); it returns nil otherwise.
+func StartIndexAhead(b *inspect.Bundle) *IndexAhead {
+	if b == nil || len(b.KvEvents) == 0 {
+		return nil
+	}
+	a := &IndexAhead{ns: b.KvEvents[0].Namespace, name: b.KvEvents[0].Deployment, sizes: map[int]bool{}}
+	var sets []EventSet
+	for _, kv := range b.KvEvents {
+		if kv.Namespace != a.ns || kv.Deployment != a.name {
+			return nil
+		}
+		if kv.BlockSize > 0 {
+			a.sizes[kv.BlockSize] = true
+		}
+	}
+	if len(a.sizes) > 1 {
+		return nil // which sets are used depends on the deployment's block size
+	}
+	sets = BundleEventSets(b, &inspect.Deployment{Namespace: a.ns, Name: a.name})
+	a.wg.Go(func() { a.ix, a.notes = IndexEvents(sets, 0) })
+	return a
+}
+
+// Take returns the index of dep's events at blockSize: the one built ahead when
+// it is the same, else a new one.
+func (a *IndexAhead) Take(sets []EventSet, dep *inspect.Deployment, blockSize int) (*routecore.Index, []string) {
+	if a != nil && dep.Namespace == a.ns && dep.Name == a.name && (blockSize <= 0 || len(a.sizes) == 0 || a.sizes[blockSize]) {
+		a.wg.Wait()
+		return a.ix, a.notes
+	}
+	return IndexEvents(sets, blockSize)
+}
+
+// Wait waits for the background indexing, if any.
+func (a *IndexAhead) Wait() {
+	if a != nil {
+		a.wg.Wait()
+	}
 }

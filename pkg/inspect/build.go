@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,6 +111,10 @@ type bldBuilder struct {
 	nodes map[string]map[string]string
 	// dwms by namespace.
 	dwms map[string][]*unstructured.Unstructured
+	// podConv and dwmFast hold work done ahead on every core: pod conversions
+	// (index) and DWMs decoded by the fast path (buildPods).
+	podConv map[*unstructured.Unstructured]bldPodConv
+	dwmFast map[*unstructured.Unstructured][]*bldInstance
 	// sliceReady by namespace/pod: the EndpointSlice readiness of the pod.
 	sliceReady map[string]bool
 	services   map[string][]*unstructured.Unstructured
@@ -248,7 +255,11 @@ func (bd *bldBuilder) index() {
 				if dgd == "" {
 					continue
 				}
-				p, err := bldConvertPod(u)
+				c, ok := bd.podConv[u]
+				if !ok {
+					c.p, c.err = bldConvertPod(u)
+				}
+				p, err := c.p, c.err
 				if err != nil {
 					bd.note(src, ns+"/"+dgd, "pod %s/%s could not be read (%v); skipped: it is not counted as a frontend or worker", ns, name, err)
 					continue
@@ -276,7 +287,9 @@ func (bd *bldBuilder) index() {
 			}
 		}
 	}
+	bd.convertPodsAhead(bd.b.Objects)
 	walk(bd.b.Objects, 0)
+	bd.podConv = nil
 	for _, k := range bldSortedKeys(dgdByKey) {
 		bd.dgds = append(bd.dgds, dgdByKey[k])
 	}
@@ -290,6 +303,72 @@ func (bd *bldBuilder) index() {
 	}
 	for ns := range bd.services {
 		slices.SortFunc(bd.services[ns], func(a, b *unstructured.Unstructured) int { return cmp.Compare(a.GetName(), b.GetName()) })
+	}
+}
+
+// bldPodConv is the result of bldConvertPod.
+type bldPodConv struct {
+	p   *bldPod
+	err error
+}
+
+// convertPodsAhead converts the deployments' pods among objs on every core
+// (the conversion is the bulk of indexing a large bundle).
+func (bd *bldBuilder) convertPodsAhead(objs []*unstructured.Unstructured) {
+	var pods []*unstructured.Unstructured
+	for _, u := range objs {
+		if u != nil && u.Object != nil && u.GetKind() == "Pod" && bldGroup(u.GetAPIVersion()) == "" && u.GetLabels()[bldLabelDGD] != "" {
+			pods = append(pods, u)
+		}
+	}
+	if len(pods) < bldParallelMin {
+		return
+	}
+	conv := make([]bldPodConv, len(pods))
+	bldParallel(len(pods), func(i int) {
+		conv[i].p, conv[i].err = bldConvertPod(pods[i])
+	})
+	bd.podConv = make(map[*unstructured.Unstructured]bldPodConv, len(pods))
+	for i, u := range pods {
+		bd.podConv[u] = conv[i]
+	}
+}
+
+// bldParallelMin is the fewest items worth spreading over the cores.
+var bldParallelMin = 256
+
+// bldParallel calls fn(i) for every i in [0, n) on every core; fn must only
+// write state of its own i. A panic in fn is raised again in the caller (where
+// Build recovers it), never left to crash the process from another goroutine.
+func bldParallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var panicked atomic.Pointer[any]
+	const batch = 16
+	work := func() {
+		defer func() {
+			if r := recover(); r != nil {
+				panicked.CompareAndSwap(nil, &r)
+				next.Store(int64(n)) // stop the others
+			}
+		}()
+		for {
+			lo := int(next.Add(batch)) - batch
+			if lo >= n {
+				return
+			}
+			for i := lo; i < min(lo+batch, n); i++ {
+				fn(i)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), (n+batch-1)/batch) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if r := panicked.Load(); r != nil {
+		panic(*r)
 	}
 }
 

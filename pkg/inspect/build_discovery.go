@@ -83,6 +83,10 @@ func bldParseU64(raw json.RawMessage) (uint64, error) {
 // every map is walked and its entries dispatched on "type".
 func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 	u := dw.u
+	if out, ok := bd.dwmFast[u]; ok {
+		delete(bd.dwmFast, u)
+		return out
+	}
 	ref := "DynamoWorkerMetadata " + u.GetNamespace() + "/" + u.GetName()
 	raw, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "data")
 	if !found || raw == nil {
@@ -123,6 +127,46 @@ func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 		}
 	}
 	return out
+}
+
+// decodeDWMsAhead decodes, on every core, the DWMs the fast path can decode
+// (bldFastDWM, which has no notes to make); decodeDWM then takes them from
+// bd.dwmFast and decodes only the rest itself.
+func (bd *bldBuilder) decodeDWMsAhead(byPod map[string][]*bldDWM) {
+	var dwms []*unstructured.Unstructured
+	for _, list := range byPod {
+		for _, dw := range list {
+			dwms = append(dwms, dw.u)
+		}
+	}
+	if len(dwms) < bldParallelMin {
+		return
+	}
+	type result struct {
+		out []*bldInstance
+		ok  bool
+	}
+	res := make([]result, len(dwms))
+	bldParallel(len(dwms), func(i int) {
+		u := dwms[i]
+		raw, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "data")
+		if !found || raw == nil {
+			return
+		}
+		data, err := json.Marshal(raw)
+		if err != nil {
+			return
+		}
+		res[i].out, res[i].ok = bldFastDWM(data, "dwm/"+u.GetName())
+	})
+	if bd.dwmFast == nil {
+		bd.dwmFast = make(map[*unstructured.Unstructured][]*bldInstance, len(dwms))
+	}
+	for i, u := range dwms {
+		if res[i].ok {
+			bd.dwmFast[u] = res[i].out
+		}
+	}
 }
 
 // decodeInstance decodes a DiscoveryInstance; it returns nil for types other

@@ -34,6 +34,7 @@ func bldIsWorkerType(t string) bool { return t == "worker" || t == "prefill" || 
 // buildPods sorts the DGD's pods into frontends and workers.
 func (bd *bldBuilder) buildPods(d *bldDeployment) {
 	dwmByPod := bd.dwmsByPod(d)
+	bd.decodeDWMsAhead(dwmByPod)
 	for _, p := range d.pods {
 		labels := p.pod.Labels
 		comp := d.component(labels[bldLabelComponent])

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -113,13 +114,53 @@ func ReadCapture(r io.Reader, name string) (*Bundle, error) {
 	if label == "" {
 		label = "capture"
 	}
-	data, err := io.ReadAll(io.LimitReader(r, captureLimit+1))
+	data, err := readAllLimited(r, captureLimit+1)
 	if err != nil {
 		return nil, fmt.Errorf("read capture %s: %w", label, err)
+	}
+	return ParseCapture(data, name)
+}
+
+// ParseCapture is ReadCapture over the file's contents. The Bundle may share
+// memory with data, which must not be modified afterwards.
+func ParseCapture(data []byte, name string) (*Bundle, error) {
+	label := name
+	if label == "" {
+		label = "capture"
 	}
 	if int64(len(data)) > captureLimit {
 		return nil, fmt.Errorf("capture %s is larger than the %d MiB limit: capture fewer deployments (kubectl dynamo capture NAME -n NAMESPACE)", label, captureLimit>>20)
 	}
+	if b, ok := readCaptureFast(data, name); ok {
+		return b, nil
+	}
+	return readCaptureSlow(data, name, label)
+}
+
+// readAllLimited is io.ReadAll(io.LimitReader(r, limit)) that sizes its buffer
+// once when r knows its length (a file, a bytes.Reader): a large capture is
+// then read without growing and copying the buffer.
+func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
+	size := int64(-1)
+	switch x := r.(type) {
+	case interface{ Len() int }:
+		size = int64(x.Len())
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	if size < 0 {
+		return io.ReadAll(io.LimitReader(r, limit))
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(min(size, limit)) + bytes.MinRead)
+	_, err := buf.ReadFrom(io.LimitReader(r, limit))
+	return buf.Bytes(), err
+}
+
+// readCaptureSlow is the reference reader: YAML and JSON, every error message.
+func readCaptureSlow(data []byte, name, label string) (*Bundle, error) {
 	docs, err := captureDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("capture %s: %w", label, err)

@@ -125,8 +125,10 @@ func (k *selCostConsts) decayFactor(ap uint64) float64 {
 // SharedBeyondBlocks, CachedTokens, AdditionalActiveBlocks, ActiveRequests),
 // activeDecode and the decay factor (decayFactor of ActivePrefillTokens). Cost is
 // set to Logit; the multiplier fields are left as they are, except that Multiplier
-// becomes 1 when HasMultiplier is false. Every operation is the one CandidateLogit
-// documents, in the same order, so results are bit-identical.
+// becomes 1 when HasMultiplier is false. Every other output is written, zero when
+// the formula does not use it, so t may hold an earlier candidate's terms. Every
+// operation is the one CandidateLogit documents, in the same order, so results
+// are bit-identical.
 func (k *selCostConsts) terms(workerType string, activeDecode uint64, decay float64, t *CostTerms) {
 	w := k.w
 	if !t.HasMultiplier {
@@ -142,6 +144,7 @@ func (k *selCostConsts) terms(workerType string, activeDecode uint64, decay floa
 
 	if k.decodeBranch && workerType == WorkerTypeDecode {
 		t.Formula = "decode-overlap"
+		t.RawPrefillTokens, t.RawPrefillBlocks, t.AdjustedPrefillBlocks, t.PrefillCost = 0, 0, 0, 0
 		t.Logit = max(t.DecodeBlocks-t.CreditBlocks, 0) + t.RequestCost // builtin max = math.Max here
 		t.Cost = t.Logit
 		return

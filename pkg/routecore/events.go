@@ -174,6 +174,21 @@ func DecodeRouterEvent(data []byte) (RouterEvent, error) {
 	return ev, err
 }
 
+// DecodeValidRouterEvent is DecodeRouterEvent for data the caller has already
+// validated as JSON (json.Valid, or a validating pass over a whole document the
+// event is part of): it skips the second validation pass. The result on invalid
+// JSON is an error or an arbitrary event, never a panic.
+func DecodeValidRouterEvent(data []byte) (ev RouterEvent, err error) {
+	defer func() {
+		// The splitter trusts its input; invalid JSON may send it out of range.
+		if recover() != nil {
+			ev, err = RouterEvent{}, fmt.Errorf("%w: router event is not valid JSON", ErrMalformedEvent)
+		}
+	}()
+	err = ev.decodeValid(data)
+	return ev, err
+}
+
 // MarshalJSON emits Dynamo's shape with every u64 as an exact JSON integer.
 func (ev RouterEvent) MarshalJSON() ([]byte, error) {
 	return ev.appendJSON(make([]byte, 0, 128))
@@ -263,6 +278,16 @@ func (ev *RouterEvent) UnmarshalJSON(data []byte) error {
 // decodeValid is UnmarshalJSON for input known to be valid JSON: the nested
 // objects are then split without validating them again (evDecodeObject).
 func (ev *RouterEvent) decodeValid(data []byte) error {
+	if fast, ok := evFastEvent(data); ok {
+		*ev = fast
+		return nil
+	}
+	return ev.decodeGeneral(data)
+}
+
+// decodeGeneral is decodeValid without the single-pass fast path: the
+// reference semantics and error messages.
+func (ev *RouterEvent) decodeGeneral(data []byte) error {
 	obj, err := evDecodeObject(data, "router event")
 	if err != nil {
 		return err

@@ -125,5 +125,101 @@ func FuzzEvDecodeObjectMatchesJSON(f *testing.F) {
 	for _, s := range splitSeeds {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, raw string) { checkSplit(t, raw) })
+	f.Fuzz(func(t *testing.T, raw string) {
+		checkSplit(t, raw)
+		checkDecodeValid(t, raw)
+	})
+}
+
+// checkDecodeValid: DecodeValidRouterEvent never panics, even on invalid JSON,
+// and on valid JSON it is DecodeRouterEvent.
+func checkDecodeValid(t *testing.T, raw string) {
+	got, gotErr := DecodeValidRouterEvent([]byte(raw))
+	if !json.Valid([]byte(raw)) {
+		return
+	}
+	want, wantErr := DecodeRouterEvent([]byte(raw))
+	if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeValidRouterEvent(%q) = %+v, %v; DecodeRouterEvent = %+v, %v", raw, got, gotErr, want, wantErr)
+	}
+}
+
+func TestDecodeValidRouterEvent(t *testing.T) {
+	for _, s := range append(splitSeeds, `{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"parent_hash":null,"blocks":[{"block_hash":1,"tokens_hash":2}]}}}}`, `{"worker_id":`, `{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"blocks":[{"block_hash":1,"tokens_hash"`, "") {
+		checkDecodeValid(t, s)
+	}
+}
+
+var fastEventSeeds = []string{
+	`{"worker_id":1,"event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":1,"storage_tier":"device","event":{"event_id":2,"dp_rank":3,"data":{"cleared":null}}}`,
+	`{"worker_id":18446744073709551615,"storage_tier":"host_pinned","event":{"data":{"stored":{"parent_hash":-1,"start_position":16,"blocks":[{"block_hash":1,"tokens_hash":2,"mm_extra_info":null}]}},"event_id":9}}`,
+	`{"event":{"event_id":2,"data":{"stored":{"parent_hash":null,"blocks":[]}}},"worker_id":1}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"removed":{"block_hashes":[1,-2,18446744073709551615]}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"removed":{"block_hashes":[]}}}}`,
+	` { "worker_id" : 1 , "event" : { "event_id" : 2 , "data" : { "stored" : { "blocks" : [ { "block_hash" : 1 , "tokens_hash" : 2 } ] } } } } `,
+	`{"worker_id":1,"worker_id":2,"event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":1,"worker_id":2,"worker_id":3,"event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":-1,"event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":"1","event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":1,"event":{"event_id":2,"dp_rank":4294967296,"data":"cleared"}}`,
+	`{"worker_id":1,"event":{"event_id":2,"dp_rank":4294967295,"data":"cleared"}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"blocks":[]},"removed":{"block_hashes":[]}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"blocks":[]},"stored":{"blocks":[{"block_hash":1,"tokens_hash":2}]}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"cleared":1}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":"clear\u0065d"}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":"stored"}}`,
+	`{"worker_id":1,"storage_tier":"tape","event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":1,"storage_tier":"de\u0076ice","event":{"event_id":2,"data":"cleared"}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"parent_hash":1,"start_position":-1,"blocks":[]}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"start_position":null,"blocks":[]}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"stored":{"blocks":[],"lora_id":3}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"removed":{"block_hashes":[1.5]}}}}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":{"removed":{}}}}`,
+	`{"worker_id":1,"event":{"event_id":2}}`,
+	`{"worker_id":1}`,
+	`{"worker_id":1,"event":{"event_id":2,"data":"cleared"},"extra":[1,{"a":"b"}]}`,
+	`{"Worker_Id":1,"event":{"event_id":2,"data":"cleared"}}`,
+	`{}`, `[]`, `null`, `1`,
+}
+
+// checkFastEvent: on valid JSON, whatever the single-pass decoder accepts the
+// general decoder decodes identically.
+func checkFastEvent(t *testing.T, raw string) {
+	fast, ok := evFastEvent([]byte(raw))
+	if !json.Valid([]byte(raw)) {
+		if ok {
+			t.Errorf("%s: fast path accepted invalid JSON", raw)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	var slow RouterEvent
+	if err := slow.decodeGeneral([]byte(raw)); err != nil {
+		t.Errorf("%s: fast path accepted what the general decoder rejects: %v", raw, err)
+		return
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Errorf("%s: fast %+v, general %+v", raw, fast, slow)
+	}
+}
+
+func TestFastEventMatchesGeneral(t *testing.T) {
+	for _, s := range fastEventSeeds {
+		checkFastEvent(t, s)
+	}
+	for _, s := range fastEventSeeds[:7] {
+		if _, ok := evFastEvent([]byte(s)); !ok {
+			t.Errorf("%s: the common shape must take the fast path", s)
+		}
+	}
+}
+
+func FuzzFastEventMatchesGeneral(f *testing.F) {
+	for _, s := range fastEventSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) { checkFastEvent(t, raw) })
 }

@@ -1,7 +1,6 @@
 package routecore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -112,6 +111,30 @@ func (ix *Index) ApplyEvent(ev RouterEvent) error {
 	}
 	return nil
 }
+
+// Reserve prepares the device tree for about blocks more stored blocks, so a
+// bulk load (a snapshot of a million blocks) does not repeatedly grow the node
+// arena and rehash the edge table. It changes nothing observable.
+func (ix *Index) Reserve(blocks int) {
+	t := &ix.dev
+	if blocks <= 0 || blocks > MaxReserveBlocks {
+		return
+	}
+	t.nodes = slices.Grow(t.nodes, blocks)
+	need := t.edges.n + blocks
+	if need*4 > len(t.edges.entries)*3 {
+		old := t.edges
+		t.edges.reserve(need)
+		for _, en := range old.entries {
+			if en.child != 0 {
+				t.edges.put(en.kid, en.local, en.child)
+			}
+		}
+	}
+}
+
+// MaxReserveBlocks bounds Reserve (a hint, not a promise to store that many).
+const MaxReserveBlocks = 1 << 26
 
 func kindName(d KvCacheEventData) string {
 	k, _ := d.kind()
@@ -597,7 +620,7 @@ func (t *radixTree) compact() {
 		nd := t.nodes[i]
 		ns, ok := setMap[nd.set]
 		if !ok {
-			ns = newSets.intern(t.sets.members[nd.set])
+			ns = newSets.intern(t.sets.members[nd.set], t.sets.hashes[nd.set])
 			setMap[nd.set] = ns
 		}
 		nodes = append(nodes, rnode{hash: nd.hash, local: nd.local, set: ns, kid: uint32(len(nodes)), pkid: nd.pkid})
@@ -652,34 +675,52 @@ func (t *radixTree) compact() {
 // ---------------------------------------------------------------------------
 // Interned worker sets. Set 0 is the empty set. Sets are immutable sorted
 // slices of worker slots; with/without results are cached per (set, slot).
+// A set's hash is the wrapping sum of its members' mixed values, so with and
+// without derive the new set's hash from the old one in O(1); sets with equal
+// hashes are chained and told apart by comparing members.
 
 type ixSetPool struct {
 	members [][]uint32
-	byKey   map[string]uint32
+	hashes  []uint64
+	next    []uint32 // the next set with the same hash, or ixNoSet
+	byHash  map[uint64]uint32
 	addMemo map[uint64]uint32
 	delMemo map[uint64]uint32
-	buf     []byte
 	tmp     []uint32
 }
 
+const ixNoSet = ^uint32(0)
+
+// ixSetElem is a member's contribution to its set's hash (a variable so tests
+// can make every set collide).
+var ixSetElem = func(v uint32) uint64 { return ixMix64(uint64(v) + 0x9E3779B97F4A7C15) }
+
 func (p *ixSetPool) init() {
 	p.members = [][]uint32{nil}
-	p.byKey = map[string]uint32{"": 0}
+	p.hashes = []uint64{0}
+	p.next = []uint32{ixNoSet}
+	p.byHash = map[uint64]uint32{0: 0}
 	p.addMemo = map[uint64]uint32{}
 	p.delMemo = map[uint64]uint32{}
 }
 
-func (p *ixSetPool) intern(m []uint32) uint32 {
-	p.buf = p.buf[:0]
-	for _, v := range m {
-		p.buf = binary.LittleEndian.AppendUint32(p.buf, v)
-	}
-	if id, ok := p.byKey[string(p.buf)]; ok {
-		return id
+// intern returns the id of the set m (sorted) whose hash is h, adding it if new.
+func (p *ixSetPool) intern(m []uint32, h uint64) uint32 {
+	head, ok := p.byHash[h]
+	if ok {
+		for id := head; id != ixNoSet; id = p.next[id] {
+			if slices.Equal(p.members[id], m) {
+				return id
+			}
+		}
+	} else {
+		head = ixNoSet
 	}
 	id := uint32(len(p.members))
 	p.members = append(p.members, slices.Clone(m))
-	p.byKey[string(p.buf)] = id
+	p.hashes = append(p.hashes, h)
+	p.next = append(p.next, head)
+	p.byHash[h] = id
 	return id
 }
 
@@ -693,7 +734,7 @@ func (p *ixSetPool) with(id, s uint32) uint32 {
 	r := id
 	if !found {
 		p.tmp = append(append(append(p.tmp[:0], m[:i]...), s), m[i:]...)
-		r = p.intern(p.tmp)
+		r = p.intern(p.tmp, p.hashes[id]+ixSetElem(s))
 	}
 	p.addMemo[key] = r
 	return r
@@ -709,7 +750,7 @@ func (p *ixSetPool) without(id, s uint32) uint32 {
 	r := id
 	if found {
 		p.tmp = append(append(p.tmp[:0], m[:i]...), m[i+1:]...)
-		r = p.intern(p.tmp)
+		r = p.intern(p.tmp, p.hashes[id]-ixSetElem(s))
 	}
 	p.delMemo[key] = r
 	return r

@@ -360,7 +360,11 @@ func runFuzzProgram(t *testing.T, data []byte) {
 	ix := NewIndex()
 	ref := newRefTree()
 	queries := allQueries()
+	ix.Reserve(len(data) % 64) // Reserve (also mid-program below) changes nothing observable
 	for step, op := range decodeFuzzProgram(data) {
+		if step%5 == 4 {
+			ix.Reserve(step * 3)
+		}
 		switch {
 		case op.ev != nil:
 			err := ix.ApplyEvent(*op.ev)
@@ -456,5 +460,20 @@ func TestIndexRandomProgramsAgreeWithReference(t *testing.T) {
 			data[j] = byte(seed)
 		}
 		runFuzzProgram(t, data)
+	}
+}
+
+// TestIndexSetHashCollisions reruns the reference sweep with a set hash under
+// which every set of the same size collides (and one under which all do), so
+// interning must tell sets apart by their members.
+func TestIndexSetHashCollisions(t *testing.T) {
+	orig := ixSetElem
+	defer func() { ixSetElem = orig }()
+	for name, h := range map[string]func(uint32) uint64{
+		"by size": func(uint32) uint64 { return 1 },
+		"all":     func(uint32) uint64 { return 0 },
+	} {
+		ixSetElem = h
+		t.Run(name, TestIndexRandomProgramsAgreeWithReference)
 	}
 }

@@ -48,28 +48,37 @@ func softmaxInto(p, costs []float64, temperature float64) {
 	for _, c := range costs {
 		lo, hi = min(lo, c), max(hi, c) // the builtins follow math.Min/Max on ±0 and NaN
 	}
-	if lo == hi {
-		for i := range p {
-			p[i] = 1.0 / float64(len(costs))
-		}
-	} else {
-		magnitude := 1.0
-		if math.IsInf(hi-lo, 0) {
-			magnitude = max(math.Abs(lo), math.Abs(hi))
-		}
-		minNorm := lo / magnitude
-		scale := -1.0 / ((hi/magnitude - minNorm) * temperature)
-		maxScaled := minNorm * scale
-		for i, c := range costs {
-			p[i] = math.Exp(c/magnitude*scale - maxScaled)
-		}
-	}
+	softmaxWeights(p, costs, lo, hi, len(costs), temperature)
 	sum := 0.0
 	for _, v := range p {
 		sum += v
 	}
 	for i := range p {
 		p[i] /= sum
+	}
+}
+
+// softmaxWeights writes the unnormalised softmax weights of costs into p (p may be
+// costs). costs may be any contiguous piece of a table of n costs whose smallest
+// and largest values are lo and hi, so a large table can be weighted in parts;
+// the weights must then be summed in table order. (Taking the minimum and maximum
+// in any order gives the same lo and hi: the builtins order −0 below +0.)
+func softmaxWeights(p, costs []float64, lo, hi float64, n int, temperature float64) {
+	if lo == hi {
+		for i := range p {
+			p[i] = 1.0 / float64(n)
+		}
+		return
+	}
+	magnitude := 1.0
+	if math.IsInf(hi-lo, 0) {
+		magnitude = max(math.Abs(lo), math.Abs(hi))
+	}
+	minNorm := lo / magnitude
+	scale := -1.0 / ((hi/magnitude - minNorm) * temperature)
+	maxScaled := minNorm * scale
+	for i, c := range costs {
+		p[i] = math.Exp(c/magnitude*scale - maxScaled)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Worker types as Dynamo names them (WORKER_TYPE_PREFILL / WORKER_TYPE_DECODE); any
@@ -212,15 +213,18 @@ type CostTerms struct {
 	// conditional-disaggregation decode branch).
 	Formula string `json:"formula"`
 	// HasLoad is whether the candidate has a load projection (a Loads entry).
-	HasLoad             bool    `json:"hasLoad"`
+	HasLoad bool `json:"hasLoad"`
+	// HasMultiplier is false when the request has no preferred taints.
+	HasMultiplier bool `json:"hasMultiplier"`
+	// SharedBeyondBlocks is the shared-cache (HiCache L3) hits beyond the device depth.
+	SharedBeyondBlocks  uint32  `json:"sharedBeyondBlocks"`
 	ActivePrefillTokens uint64  `json:"activePrefillTokens"`
 	EffectiveBlocks     float64 `json:"effectiveOverlapBlocks"`
 	// DeviceBlocks is the device overlap credited (tier map or effective fallback).
-	DeviceBlocks       float64 `json:"deviceOverlapBlocks"`
-	HostBlocks         float64 `json:"hostOverlapBlocks"`
-	DiskBlocks         float64 `json:"diskOverlapBlocks"`
-	SharedBeyondBlocks uint32  `json:"sharedBeyondBlocks"`
-	CachedTokens       uint64  `json:"cachedTokens"`
+	DeviceBlocks float64 `json:"deviceOverlapBlocks"`
+	HostBlocks   float64 `json:"hostOverlapBlocks"`
+	DiskBlocks   float64 `json:"diskOverlapBlocks"`
+	CachedTokens uint64  `json:"cachedTokens"`
 	// DecayFactor is 1/(1+decay·norm), or 1 when decay is off.
 	DecayFactor float64 `json:"decayFactor"`
 	// CreditBlocks = credit·decay·device + host_w·host + disk_w·disk + shared_mult·shared.
@@ -244,8 +248,6 @@ type CostTerms struct {
 	PreferredMatched []string `json:"preferredMatched,omitempty"`
 	// PreferredWeightSum is Σ float64(float32(w)) over PreferredMatched.
 	PreferredWeightSum float64 `json:"preferredWeightSum"`
-	// HasMultiplier is false when the request has no preferred taints.
-	HasMultiplier bool `json:"hasMultiplier"`
 	// Multiplier is exp(−tanh(PreferredWeightSum)), or 1 when HasMultiplier is false.
 	Multiplier float64 `json:"multiplier"`
 	// Cost is Logit · Multiplier (the raw Logit for pinned and affinity picks).
@@ -257,16 +259,18 @@ type CandidateEvidence struct {
 	Candidate  WorkerWithDpRank `json:"candidate"`
 	WorkerName string           `json:"workerName,omitempty"`
 	WorkerType string           `json:"workerType,omitempty"`
-	Eligible   bool             `json:"eligible"`
 	// Reason is set when Eligible is false.
 	Reason *Ineligibility `json:"reason,omitempty"`
-	// Scored is true when Terms were computed (eligible, or the pinned candidate).
-	Scored bool      `json:"scored"`
-	Terms  CostTerms `json:"terms"`
+	Terms  CostTerms      `json:"terms"`
 	// Probability is the chance of being selected: the softmax probability at T>0,
 	// 1/len(TieSet) for tie members at T=0, 1 for a pinned or affinity pick.
 	Probability float64 `json:"probability"`
-	InTieSet    bool    `json:"inTieSet,omitempty"`
+	// The flags share one word (the evidence of 10,000 candidates is written on
+	// every selection, so its size is its cost).
+	Eligible bool `json:"eligible"`
+	// Scored is true when Terms were computed (eligible, or the pinned candidate).
+	Scored   bool `json:"scored"`
+	InTieSet bool `json:"inTieSet,omitempty"`
 }
 
 // Decision is the full, explainable outcome of one selection.
@@ -349,7 +353,9 @@ func Select(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req Request
 //
 // The Decision a Selector returns shares its Candidates array with the Selector:
 // it stays valid until the next call on the same Selector; copy it to keep it
-// longer. A Selector is not safe for concurrent use. The zero value is ready.
+// longer. A Selector is not safe for concurrent use (a large selection runs on
+// several goroutines of its own, but returns only when they have finished). The
+// zero value is ready.
 type Selector struct {
 	cands []CandidateEvidence
 	costs []float64
@@ -420,9 +426,12 @@ const MaxCandidates = 1 << 20
 // eligibility (its reason, taints and preferred-taint multiplier are computed per
 // worker, not per rank), each candidate's load projection is looked up once, and
 // sparse overlap maps are read by merging their sorted keys with the canonical
-// candidate order instead of hashing every candidate. The only allocation that
-// grows with the candidate count besides the evidence itself is a compact cost
-// table.
+// candidate order instead of hashing every candidate. The only allocations that
+// grow with the candidate count besides the evidence itself are a compact cost
+// table and the visited candidates' load projections. A Selector's reused
+// evidence is never cleared in a pass of its own: every field is written by the
+// pass that fills its neighbours. From selParallelMin candidates on, every phase
+// runs in parts on up to GOMAXPROCS goroutines (see selector_parallel.go).
 type selState struct {
 	sel      *Selector // memory reused across calls
 	req      *Request
@@ -450,6 +459,25 @@ type selState struct {
 	// vis is the candidates scoring visits, in canonical order, with their load
 	// projections (looked up once, during enumeration).
 	vis []selVisit
+	// parts splits the workers and their candidates for enumeration (one part
+	// unless the selection is large); dirty means the candidates' memory is
+	// reused from an earlier call, so every field must be written, zeros too.
+	parts []selPart
+	dirty bool
+	// lo and hi are the smallest and largest scored cost (the softmax bounds).
+	lo, hi float64
+	// overlaps reads the overlap maps. A large selection prepares it in
+	// validate (overlapsReady), sorting maps on goroutines that sorting waits
+	// for; else score prepares it.
+	overlaps      selOverlaps
+	overlapsReady bool
+	sorting       sync.WaitGroup
+	// total is the number of candidates. With lookAhead, validate allocates
+	// the evidence on a goroutine (allocating) while enumerate first looks up
+	// the load projections of all candidates.
+	total      int
+	lookAhead  bool
+	allocating sync.WaitGroup
 }
 
 // selVisit is one candidate scoring visits: its index and load projection.
@@ -488,6 +516,7 @@ func newSelState(sel *Selector, cfg KvRouterConfig, th BusyThresholds, workers [
 	}
 	s.enumerate(th)
 	if err := s.applyPinned(); err != nil {
+		s.sorting.Wait() // leave nothing running
 		err = s.fail(err)
 		return s, err
 	}
@@ -540,11 +569,11 @@ func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Wor
 		}
 	}
 	s.workers = workers
-	sorted := true
-	for i := 1; i < len(workers) && sorted; i++ {
-		sorted = workers[i-1].ID <= workers[i].ID
-	}
-	if !sorted {
+	// The workers are checked in parts, first assuming they are already in id
+	// order (the common case); if some part finds they are not, they are sorted
+	// and checked again.
+	parts := s.splitWorkers(selParts(len(workers)))
+	if !s.checkWorkers(parts) {
 		// s.order stays nil when the workers are already in id order.
 		s.order = make([]int32, len(workers))
 		for i := range s.order {
@@ -559,31 +588,116 @@ func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Wor
 			}
 			return 0
 		})
+		s.checkWorkers(parts)
 	}
+	// Merged in id order, the parts fail exactly where one loop over all
+	// workers would: at the first error, unless the running count passed
+	// MaxCandidates before it.
 	total := 0
-	for k := range workers {
-		w := &workers[s.worker(k)]
-		if k > 0 && workers[s.worker(k-1)].ID == w.ID {
-			return selInvalidf("worker %s is listed twice", w.ID)
-		}
-		start, end, ok := eligDpRange(w.Runtime)
-		if !ok {
-			return selInvalidf("worker %s: data_parallel_start_rank %d + data_parallel_size %d overflows a u32 rank",
-				w.ID, w.Runtime.DataParallelStartRank, w.Runtime.DataParallelSize)
-		}
-		total += int(end - start)
+	for i := range parts {
+		p := &parts[i]
+		p.n0 = total
+		total += p.n
 		if total > MaxCandidates {
 			return selInvalidf("more than %d (worker, dp rank) candidates; check data_parallel_size", MaxCandidates)
 		}
+		if p.err != nil {
+			return p.err
+		}
+		p.n1 = total
 	}
-	if s.sel.cands != nil && cap(s.sel.cands) >= total {
+	s.parts = parts
+	if selParts(total) > 1 {
+		// A large selection sorts the overlap maps that scoring reads by merge
+		// in the background, while the evidence is allocated and the candidates
+		// are enumerated, for as many visits as there may be.
+		visits := total
+		if s.req.Pinned != nil {
+			visits = 1
+		}
+		for _, sort := range s.overlaps.prepare(s.req, visits) {
+			s.sorting.Go(sort)
+		}
+		s.overlapsReady = true
+	}
+	s.total = total
+	switch {
+	case s.sel.cands != nil && cap(s.sel.cands) >= total:
+		// Reused memory: enumerate and score write every field.
 		s.decision.Candidates = s.sel.cands[:total]
-		clear(s.decision.Candidates)
-	} else {
+		s.dirty = true
+	case selParts(total) > 1 && s.req.Pinned == nil:
+		// A large selection allocates (and so zeroes) the evidence on a goroutine
+		// of its own while enumerate looks up the candidates' loads.
+		s.allocating.Go(func() {
+			s.decision.Candidates = make([]CandidateEvidence, total)
+			s.sel.cands = s.decision.Candidates
+		})
+		s.lookAhead = true
+	default:
 		s.decision.Candidates = make([]CandidateEvidence, total)
 		s.sel.cands = s.decision.Candidates
 	}
 	return nil
+}
+
+// splitWorkers splits the workers into parts of equal worker counts.
+func (s *selState) splitWorkers(parts int) []selPart {
+	ps := make([]selPart, parts)
+	for i := range ps {
+		ps[i].k0, ps[i].k1 = selSplit(len(s.workers), parts, i), selSplit(len(s.workers), parts, i+1)
+	}
+	return ps
+}
+
+// checkWorkers checks every part's workers (see checkWorkerRange) and reports
+// whether they were in id order; when s.order is set they always are.
+func (s *selState) checkWorkers(parts []selPart) (sorted bool) {
+	selRun(len(parts), func(i int) { s.checkWorkerRange(&parts[i]) })
+	for i := range parts {
+		if parts[i].unsorted {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWorkerRange checks the part's workers in id order for duplicates and dp
+// ranges that overflow, counting their candidates until the first error or until
+// the count passes MaxCandidates. Without s.order it also checks that the workers
+// are in id order (p.unsorted), which makes every other result meaningless.
+func (s *selState) checkWorkerRange(p *selPart) {
+	workers := s.workers
+	checkOrder := s.order == nil
+	p.n, p.err, p.unsorted = 0, nil, false
+	done := false // an error was found or the count passed MaxCandidates
+	for k := p.k0; k < p.k1; k++ {
+		w := &workers[s.worker(k)]
+		if k > 0 {
+			prev := workers[s.worker(k-1)].ID
+			if prev > w.ID {
+				p.unsorted = true
+				return
+			}
+			if !done && prev == w.ID {
+				p.err, done = selInvalidf("worker %s is listed twice", w.ID), true
+			}
+		}
+		if done {
+			if !checkOrder {
+				return
+			}
+			continue
+		}
+		start, end, ok := eligDpRange(w.Runtime)
+		if !ok {
+			p.err, done = selInvalidf("worker %s: data_parallel_start_rank %d + data_parallel_size %d overflows a u32 rank",
+				w.ID, w.Runtime.DataParallelStartRank, w.Runtime.DataParallelSize), true
+			continue
+		}
+		p.n += int(end - start)
+		done = p.n > MaxCandidates
+	}
 }
 
 func selSortedKeys[V any](m map[WorkerWithDpRank]V) []WorkerWithDpRank {
@@ -634,48 +748,157 @@ func (p *selPreferred) matched(workerTaints, dst []string) {
 	}
 }
 
+// selEnum is the per-request part of enumeration, shared read-only by its parts.
+type selEnum struct {
+	th            BusyThresholds
+	allowed       []WorkerID // sorted; nil when there is no allow-list
+	required      []string   // sorted, without duplicates
+	needTaints    bool
+	checkOverload bool
+	hasPin        bool
+	pinned        WorkerWithDpRank
+	hasPref       bool
+	pref          selPreferred
+	needFloor     bool
+}
+
 // enumerate lists every (worker, rank) in canonical order with its eligibility. For
 // every candidate that scoring visits it also records the load projection (s.vis),
 // the preferred-taint multiplier (in the candidate's terms) and the decay floor.
+// Large selections enumerate in parts (see selPart), merged in canonical order.
 func (s *selState) enumerate(th BusyThresholds) {
 	req := s.req
-	var allowed []WorkerID
+	e := selEnum{th: th}
 	if req.AllowedWorkers != nil {
-		allowed = slices.Clone(req.AllowedWorkers)
-		slices.Sort(allowed)
+		e.allowed = slices.Clone(req.AllowedWorkers)
+		slices.Sort(e.allowed)
 	}
-	ai := 0 // merge cursor into allowed
-	var required []string
 	if len(req.Constraints.RequiredTaints) > 0 {
-		required = slices.Clone(req.Constraints.RequiredTaints)
-		slices.Sort(required)
-		required = slices.Compact(required)
+		e.required = slices.Clone(req.Constraints.RequiredTaints)
+		slices.Sort(e.required)
+		e.required = slices.Compact(e.required)
 	}
-	needTaints := len(required) > 0 || len(req.Constraints.PreferredTaints) > 0
-	checkOverload := th.IsConfigured()
-	var pinned WorkerWithDpRank
-	hasPin := req.Pinned != nil
-	if hasPin {
-		pinned = *req.Pinned
+	e.needTaints = len(e.required) > 0 || len(req.Constraints.PreferredTaints) > 0
+	e.checkOverload = th.IsConfigured()
+	e.hasPin = req.Pinned != nil
+	if e.hasPin {
+		e.pinned = *req.Pinned
 	}
-	var pref selPreferred
-	hasPref := len(req.Constraints.PreferredTaints) > 0 && !hasPin
-	if hasPref {
-		pref = newSelPreferred(req.Constraints)
+	e.hasPref = len(req.Constraints.PreferredTaints) > 0 && !e.hasPin
+	if e.hasPref {
+		e.pref = newSelPreferred(req.Constraints)
 	}
-	needFloor := s.w.TrackPrefillTokens && s.w.OverlapScoreCreditDecay > 0
-	cands := s.decision.Candidates
-	nvis := len(cands)
-	if hasPin {
-		nvis = 1
+	e.needFloor = s.w.TrackPrefillTokens && s.w.OverlapScoreCreditDecay > 0
+
+	parts := s.parts
+	if want := selParts(s.total); want > len(parts) {
+		parts = s.splitCandidates(want)
 	}
-	vis := s.sel.vis[:0]
-	if cap(vis) < nvis {
-		vis = make([]selVisit, 0, nvis)
+	// Every part appends its visited candidates to its own region of one buffer;
+	// the regions are then moved together (usually they already are).
+	nvis := 0
+	for i := range parts {
+		p := &parts[i]
+		p.visOff = nvis
+		if e.hasPin {
+			nvis++
+		} else {
+			nvis += p.n1 - p.n0
+		}
 	}
+	buf := s.sel.vis
+	if cap(buf) < nvis {
+		buf = make([]selVisit, nvis)
+	}
+	buf = buf[:nvis]
+	region := func(i int) []selVisit {
+		end := nvis
+		if i+1 < len(parts) {
+			end = parts[i+1].visOff
+		}
+		return buf[parts[i].visOff:end]
+	}
+	if s.lookAhead {
+		selRun(len(parts), func(i int) { s.lookupRange(&parts[i], region(i)) })
+		s.allocating.Wait()
+	}
+	selRun(len(parts), func(i int) {
+		p := &parts[i]
+		p.vis = region(i)[:0]
+		s.enumerateRange(&e, p)
+	})
+	vis := buf[:0]
 	floor, floorSeen := uint64(0), false
-	n := 0
-	for k := range s.workers {
+	for i := range parts {
+		p := &parts[i]
+		if p.visOff == len(vis) {
+			vis = vis[:len(vis)+len(p.vis)]
+		} else {
+			vis = append(vis, p.vis...) // moves the part's region down
+		}
+		if p.floorSeen && (!floorSeen || p.floor < floor) {
+			floor, floorSeen = p.floor, true
+		}
+		s.anyOverloaded = s.anyOverloaded || p.anyOverloaded
+	}
+	s.floor, s.vis = floor, vis
+	s.sel.vis = vis
+}
+
+// splitCandidates splits the workers into parts of about equal candidate counts.
+func (s *selState) splitCandidates(parts int) []selPart {
+	ps := make([]selPart, parts)
+	total := s.total
+	k, n := 0, 0
+	for i := range ps {
+		p := &ps[i]
+		p.k0, p.n0 = k, n
+		target := selSplit(total, parts, i+1)
+		for k < len(s.workers) && n < target {
+			start, end, _ := eligDpRange(s.workers[s.worker(k)].Runtime)
+			n += int(end - start)
+			k++
+		}
+		p.k1, p.n1 = k, n
+	}
+	return ps
+}
+
+// lookupRange looks up the load projection of every candidate of the part, in
+// canonical order, into vis (which has room for them all).
+func (s *selState) lookupRange(p *selPart, vis []selVisit) {
+	j := 0
+	for k := p.k0; k < p.k1; k++ {
+		w := &s.workers[s.worker(k)]
+		start, end, _ := eligDpRange(w.Runtime)
+		for rank := start; rank < end; rank++ {
+			load, ok := w.Loads[uint32(rank)]
+			vis[j] = selVisit{idx: int32(p.n0 + j), hasLoad: ok,
+				ap: load.ActivePrefillTokens, ad: load.ActiveDecodeBlocks, ar: load.ActiveRequests}
+			j++
+		}
+	}
+}
+
+// enumerateRange enumerates the part's workers (see enumerate), appending to p.vis.
+// With s.lookAhead, p.vis has the load projections of all the part's candidates
+// (lookupRange) beyond its length, and the visited ones are moved down.
+func (s *selState) enumerateRange(e *selEnum, p *selPart) {
+	cands := s.decision.Candidates
+	// Reused memory (dirty) is not cleared in a pass of its own: every field is
+	// written here or by score, each in the pass that writes its neighbours.
+	dirty, lookAhead := s.dirty, s.lookAhead
+	allowed := e.allowed
+	ai := 0 // merge cursor into allowed: the first entry >= the current worker id
+	if allowed != nil && p.k0 < p.k1 {
+		ai, _ = slices.BinarySearch(allowed, s.workers[s.worker(p.k0)].ID)
+	}
+	required, th, pinned, hasPin := e.required, e.th, e.pinned, e.hasPin
+	pref, hasPref, needFloor := &e.pref, e.hasPref, e.needFloor
+	vis := p.vis
+	floor, floorSeen := uint64(0), false
+	n := p.n0
+	for k := p.k0; k < p.k1; k++ {
 		w := &s.workers[s.worker(k)]
 		start, end, _ := eligDpRange(w.Runtime)
 		ranks := int(end - start)
@@ -697,7 +920,7 @@ func (s *selState) enumerate(th BusyThresholds) {
 		case w.Fenced:
 			reason = eligFenced(w.ID)
 		default:
-			if needTaints && (len(w.Runtime.Taints) > 0 || len(w.Runtime.TopologyDomains) > 0) {
+			if e.needTaints && (len(w.Runtime.Taints) > 0 || len(w.Runtime.TopologyDomains) > 0) {
 				taints = w.Runtime.EffectiveTaints()
 			}
 			if len(required) > 0 {
@@ -705,15 +928,18 @@ func (s *selState) enumerate(th BusyThresholds) {
 					reason = eligUnsatisfied(w.ID, missing)
 				}
 			}
-			if reason == nil && checkOverload && eligWorkerOverloaded(th, w) {
+			if reason == nil && e.checkOverload && eligWorkerOverloaded(th, w) {
 				rep := WorkerOverload(th, *w)
 				reason = eligOverloaded(w.ID, &rep)
-				s.anyOverloaded = true
+				p.anyOverloaded = true
 			}
 		}
 		if reason != nil {
 			for r := range evs {
 				ev := &evs[r]
+				if dirty {
+					*ev = CandidateEvidence{}
+				}
 				ev.Candidate = WorkerWithDpRank{WorkerID: w.ID, DpRank: uint32(start) + uint32(r)}
 				if w.Name != "" {
 					ev.WorkerName = w.Name
@@ -741,35 +967,53 @@ func (s *selState) enumerate(th BusyThresholds) {
 			ev := &evs[r]
 			c := WorkerWithDpRank{WorkerID: w.ID, DpRank: uint32(start) + uint32(r)}
 			ev.Candidate = c
-			if w.Name != "" {
-				ev.WorkerName = w.Name
-			}
-			if w.WorkerType != "" {
-				ev.WorkerType = w.WorkerType
+			if dirty {
+				ev.WorkerName, ev.WorkerType, ev.Reason = w.Name, w.WorkerType, nil
+				ev.Scored, ev.InTieSet, ev.Probability = false, false, 0
+			} else {
+				if w.Name != "" {
+					ev.WorkerName = w.Name
+				}
+				if w.WorkerType != "" {
+					ev.WorkerType = w.WorkerType
+				}
 			}
 			ev.Eligible = true
 			if hasPin && c != pinned {
+				if dirty {
+					ev.Terms = CostTerms{}
+				}
 				continue
 			}
-			load, hasLoad := w.Loads[c.DpRank]
-			vis = append(vis, selVisit{idx: int32(first + r), hasLoad: hasLoad,
-				ap: load.ActivePrefillTokens, ad: load.ActiveDecodeBlocks, ar: load.ActiveRequests})
-			if needFloor && (!floorSeen || load.ActivePrefillTokens < floor) {
-				floor, floorSeen = load.ActivePrefillTokens, true
+			var v selVisit
+			if lookAhead {
+				v = vis[:first+r-p.n0+1][first+r-p.n0]
+			} else {
+				load, hasLoad := w.Loads[c.DpRank]
+				v = selVisit{idx: int32(first + r), hasLoad: hasLoad,
+					ap: load.ActivePrefillTokens, ad: load.ActiveDecodeBlocks, ar: load.ActiveRequests}
 			}
+			vis = append(vis, v)
+			if needFloor && (!floorSeen || v.ap < floor) {
+				floor, floorSeen = v.ap, true
+			}
+			// The multiplier fields; score writes every other term.
+			t := &ev.Terms
 			if hasPref {
-				t := &ev.Terms
 				t.HasMultiplier, t.Multiplier, t.PreferredWeightSum = true, mult, sum
 				if nMatched > 0 {
 					m := matched[r*nMatched : (r+1)*nMatched : (r+1)*nMatched]
 					pref.matched(taints, m)
 					t.PreferredMatched = m
+				} else if dirty {
+					t.PreferredMatched = nil
 				}
+			} else if dirty {
+				t.HasMultiplier, t.PreferredWeightSum, t.PreferredMatched = false, 0, nil
 			}
 		}
 	}
-	s.floor, s.vis = floor, vis
-	s.sel.vis = vis
+	p.vis, p.floor, p.floorSeen = vis, floor, floorSeen
 }
 
 // candidateIndex finds a candidate by binary search over the canonical order.
@@ -852,10 +1096,10 @@ func newSelOverlap[V uint64 | float64](m map[WorkerWithDpRank]V, visits int) sel
 
 // get returns the value for c; ok is false when the map has no entry for it.
 func (o *selOverlap[V]) get(c WorkerWithDpRank) (v V, ok bool) {
-	if o.m == nil {
-		return 0, false
+	if o.m != nil {
+		v, ok = o.getSlow(c)
 	}
-	return o.getSlow(c)
+	return v, ok
 }
 
 func (o *selOverlap[V]) getSlow(c WorkerWithDpRank) (v V, ok bool) {
@@ -875,38 +1119,23 @@ func (o *selOverlap[V]) getSlow(c WorkerWithDpRank) (v V, ok bool) {
 	return 0, false
 }
 
-// selEntry is one overlap-map entry; v holds the value's bits.
-type selEntry struct {
+// selEntry is one overlap-map entry.
+type selEntry[V uint64 | float64] struct {
 	k WorkerWithDpRank
-	v uint64
+	v V
 }
 
 // selSortedEntries returns m's keys in canonical order and their values.
 func selSortedEntries[V uint64 | float64](m map[WorkerWithDpRank]V) ([]WorkerWithDpRank, []V) {
-	es := make([]selEntry, 0, len(m))
+	es := make([]selEntry[V], 0, len(m))
 	for k, v := range m {
-		var bits uint64
-		switch x := any(v).(type) {
-		case float64:
-			bits = math.Float64bits(x)
-		case uint64:
-			bits = x
-		}
-		es = append(es, selEntry{k, bits})
+		es = append(es, selEntry[V]{k, v})
 	}
 	es = selRadixSort(es)
 	keys := make([]WorkerWithDpRank, len(es))
 	vals := make([]V, len(es))
-	for i, e := range es {
-		keys[i] = e.k
-		var v any
-		switch any(vals[i]).(type) {
-		case float64:
-			v = math.Float64frombits(e.v)
-		case uint64:
-			v = e.v
-		}
-		vals[i] = v.(V)
+	for i := range es {
+		keys[i], vals[i] = es[i].k, es[i].v
 	}
 	return keys, vals
 }
@@ -916,7 +1145,7 @@ func selSortedEntries[V uint64 | float64](m map[WorkerWithDpRank]V) ([]WorkerWit
 // skipping every byte position on which all keys agree. Keys are unique (they come
 // from a map), so the order is fully determined. It returns the sorted slice,
 // which is es or a buffer of the same length.
-func selRadixSort(es []selEntry) []selEntry {
+func selRadixSort[V uint64 | float64](es []selEntry[V]) []selEntry[V] {
 	if len(es) < 2 {
 		return es
 	}
@@ -929,41 +1158,104 @@ func selRadixSort(es []selEntry) []selEntry {
 		orRank |= es[i].k.DpRank
 		andRank &= es[i].k.DpRank
 	}
-	diffID, diffRank := orID^andID, orRank^andRank
-	buf := make([]selEntry, len(es))
+	// The key as 96 bits: bytes 0-3 are the rank's, 4-11 the worker id's.
+	diff := [2]uint64{uint64(orRank ^ andRank), orID ^ andID}
+	var buf []selEntry[V]
 	var count [256]int
-	pass := func(digit func(e *selEntry) uint8) {
+	for pos := range 12 {
+		word, shift := 0, uint(8*pos)
+		if pos >= 4 {
+			word, shift = 1, uint(8*(pos-4))
+		}
+		if (diff[word]>>shift)&0xff == 0 {
+			continue
+		}
+		if buf == nil {
+			buf = make([]selEntry[V], len(es))
+		}
 		count = [256]int{}
-		for i := range es {
-			count[digit(&es[i])]++
+		if word == 0 {
+			for i := range es {
+				count[uint8(es[i].k.DpRank>>shift)]++
+			}
+		} else {
+			for i := range es {
+				count[uint8(uint64(es[i].k.WorkerID)>>shift)]++
+			}
 		}
-		pos := 0
+		sum := 0
 		for b, c := range count {
-			count[b] = pos
-			pos += c
+			count[b] = sum
+			sum += c
 		}
-		for i := range es {
-			b := digit(&es[i])
-			buf[count[b]] = es[i]
-			count[b]++
+		if word == 0 {
+			for i := range es {
+				b := uint8(es[i].k.DpRank >> shift)
+				buf[count[b]] = es[i]
+				count[b]++
+			}
+		} else {
+			for i := range es {
+				b := uint8(uint64(es[i].k.WorkerID) >> shift)
+				buf[count[b]] = es[i]
+				count[b]++
+			}
 		}
 		es, buf = buf, es
-	}
-	for shift := uint(0); shift < 32; shift += 8 {
-		if (diffRank>>shift)&0xff != 0 {
-			pass(func(e *selEntry) uint8 { return uint8(e.k.DpRank >> shift) })
-		}
-	}
-	for shift := uint(0); shift < 64; shift += 8 {
-		if (diffID>>shift)&0xff != 0 {
-			pass(func(e *selEntry) uint8 { return uint8(uint64(e.k.WorkerID) >> shift) })
-		}
 	}
 	return es
 }
 
+// selScorer is the per-request part of scoring. Each part of a large selection
+// scores with its own copy, whose overlap-map cursors it positions first.
+type selScorer struct {
+	k         selCostConsts
+	hasTier   bool
+	hasShared bool
+	merged    []SharedHitRange
+	allNew    uint64
+	selOverlaps
+}
+
+// selOverlaps reads the request's overlap maps.
+type selOverlaps struct {
+	addBlocks    selOverlap[uint64]
+	effBlocks    selOverlap[float64]
+	devBlocks    selOverlap[uint64]
+	hostBlocks   selOverlap[uint64]
+	diskBlocks   selOverlap[uint64]
+	cachedTokens selOverlap[uint64]
+}
+
+// prepare sets up the readers for scoring that visits about visits candidates.
+// The maps read by lookup are ready on return; each map read by merge is sorted
+// by one of the returned tasks, which may run concurrently with each other and
+// with enumeration (the readers only decide how a value is found, never which).
+func (o *selOverlaps) prepare(req *Request, visits int) (tasks []func()) {
+	ov := &req.Overlap
+	add := func(m map[WorkerWithDpRank]uint64, r *selOverlap[uint64]) {
+		if len(m) > 0 && selOverlapMerge(len(m), visits) {
+			tasks = append(tasks, func() { *r = newSelOverlap(m, visits) })
+		} else {
+			*r = newSelOverlap(m, visits)
+		}
+	}
+	add(req.AdditionalActiveBlocks, &o.addBlocks)
+	if m := ov.EffectiveBlocks; len(m) > 0 && selOverlapMerge(len(m), visits) {
+		tasks = append(tasks, func() { o.effBlocks = newSelOverlap(m, visits) })
+	} else {
+		o.effBlocks = newSelOverlap(m, visits)
+	}
+	add(ov.DeviceBlocks, &o.devBlocks)
+	add(ov.HostBlocks, &o.hostBlocks)
+	add(ov.DiskBlocks, &o.diskBlocks)
+	add(ov.CachedTokens, &o.cachedTokens)
+	return tasks
+}
+
 // score computes the cost terms of every visited candidate: the pinned one when a
 // worker is pinned (for_each_eligible_worker_rank), else every eligible one.
+// Large selections score in parts (see selScorePart), merged in canonical order.
 func (s *selState) score() error {
 	d := &s.decision
 	if s.w.TrackPrefillTokens && s.w.OverlapScoreCreditDecay > 0 {
@@ -972,25 +1264,24 @@ func (s *selState) score() error {
 	}
 	req := s.req
 	ov := &req.Overlap
-	hasTier := len(ov.DeviceBlocks) > 0 || len(ov.HostBlocks) > 0 || len(ov.DiskBlocks) > 0
-	var merged []SharedHitRange
-	hasShared := ov.SharedHits != nil
-	if hasShared {
-		merged = costMergeHitRanges(ov.SharedHits)
+	sc := selScorer{hasTier: len(ov.DeviceBlocks) > 0 || len(ov.HostBlocks) > 0 || len(ov.DiskBlocks) > 0}
+	sc.hasShared = ov.SharedHits != nil
+	if sc.hasShared {
+		sc.merged = costMergeHitRanges(ov.SharedHits)
 	}
 	visits := len(s.vis)
-	addBlocks := newSelOverlap(req.AdditionalActiveBlocks, visits)
-	effBlocks := newSelOverlap(ov.EffectiveBlocks, visits)
-	devBlocks := newSelOverlap(ov.DeviceBlocks, visits)
-	hostBlocks := newSelOverlap(ov.HostBlocks, visits)
-	diskBlocks := newSelOverlap(ov.DiskBlocks, visits)
-	cachedTokens := newSelOverlap(ov.CachedTokens, visits)
-	var allNew uint64
-	hasAllNew := req.AdditionalBlocksRule == AdditionalBlocksAllNew
-	if hasAllNew {
-		allNew = uint64(req.ISL) / uint64(req.BlockSize)
+	if s.overlapsReady {
+		s.sorting.Wait() // prepared by validate
+	} else {
+		for _, sort := range s.overlaps.prepare(req, visits) {
+			sort()
+		}
 	}
-	k := selCostConsts{
+	sc.selOverlaps = s.overlaps
+	if req.AdditionalBlocksRule == AdditionalBlocksAllNew {
+		sc.allNew = uint64(req.ISL) / uint64(req.BlockSize)
+	}
+	sc.k = selCostConsts{
 		b:             &s.b,
 		w:             &s.w,
 		isl:           uint64(req.ISL),
@@ -998,23 +1289,97 @@ func (s *selState) score() error {
 		requestBlocks: d.RequestBlocks,
 		floor:         d.MinActivePrefillTokens,
 	}
-	k.init()
+	sc.k.init()
 
-	// The decay factors go first, in a loop of their own: their chained divisions
-	// then overlap across candidates. costs holds them until each is replaced by
-	// its candidate's cost.
 	if cap(s.sel.costs) >= visits {
 		s.costs = s.sel.costs[:visits]
 	} else {
 		s.costs = make([]float64, visits)
 		s.sel.costs = s.costs
 	}
-	for j := range s.vis {
-		s.costs[j] = k.decayFactor(s.vis[j].ap)
+	parts := make([]selScorePart, selParts(visits))
+	for i := range parts {
+		parts[i].j0, parts[i].j1 = selSplit(visits, len(parts), i), selSplit(visits, len(parts), i+1)
 	}
-	s.minCost = math.Inf(1)
-	for j := range s.vis {
-		v := &s.vis[j]
+	selRun(len(parts), func(i int) {
+		psc := sc // the part's own cursors
+		s.scoreRange(&psc, &parts[i])
+	})
+	// Merge in canonical order: the first failure wins; the running minimum keeps
+	// its first value among equal ones (+0 and −0) and counts the rest as ties.
+	s.minCost, s.minCount = math.Inf(1), 0
+	s.lo, s.hi = math.Inf(1), math.Inf(-1)
+	for i := range parts {
+		p := &parts[i]
+		if p.failAt >= 0 {
+			j := p.failAt
+			// Candidates after this one are never scored: clear what enumerate
+			// recorded for them (the preferred-taint multiplier) and what later
+			// parts computed.
+			for _, v := range s.vis[j+1:] {
+				ev := &d.Candidates[v.idx]
+				ev.Terms, ev.Scored = CostTerms{}, false
+			}
+			s.costs = s.costs[:j]
+			c := d.Candidates[s.vis[j].idx].Candidate
+			return s.fail(selInvalidf("cost for candidate %s is %v; the inputs overflow float64", c, p.failCost))
+		}
+		if p.j0 == p.j1 {
+			continue
+		}
+		if p.minCost < s.minCost {
+			s.minCost, s.minCount = p.minCost, p.minCount
+		} else if p.minCost == s.minCost {
+			s.minCount += p.minCount
+		}
+		s.lo, s.hi = min(s.lo, p.lo), max(s.hi, p.hi)
+	}
+	if len(s.costs) == 0 {
+		return s.fail(s.noCandidateError())
+	}
+	return nil
+}
+
+// seek positions the merge cursor at the first key not below c.
+func (o *selOverlap[V]) seek(c WorkerWithDpRank) {
+	if o.merge {
+		o.cursor, _ = slices.BinarySearchFunc(o.keys, c, WorkerWithDpRank.Compare)
+	}
+}
+
+// scoreRange scores the visited candidates [p.j0, p.j1) in order, stopping at the
+// first whose cost is not finite (p.failAt).
+func (s *selState) scoreRange(sc *selScorer, p *selScorePart) {
+	p.minCost, p.minCount, p.failAt = math.Inf(1), 0, -1
+	p.lo, p.hi = math.Inf(1), math.Inf(-1)
+	if p.j0 == p.j1 {
+		return
+	}
+	d := &s.decision
+	vis, costs := s.vis[p.j0:p.j1], s.costs[p.j0:p.j1]
+	if p.j0 > 0 {
+		c := d.Candidates[vis[0].idx].Candidate
+		sc.addBlocks.seek(c)
+		sc.effBlocks.seek(c)
+		sc.devBlocks.seek(c)
+		sc.hostBlocks.seek(c)
+		sc.diskBlocks.seek(c)
+		sc.cachedTokens.seek(c)
+	}
+	k := &sc.k
+	hasTier, hasShared, merged, allNew := sc.hasTier, sc.hasShared, sc.merged, sc.allNew
+
+	// The decay factors go first, in a loop of their own: their chained divisions
+	// then overlap across candidates. costs holds them until each is replaced by
+	// its candidate's cost.
+	for j := range vis {
+		costs[j] = k.decayFactor(vis[j].ap)
+	}
+	minCost, minCount := math.Inf(1), 0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	bounds := s.w.Temperature != 0 // the softmax needs them
+	for j := range vis {
+		v := &vis[j]
 		i := int(v.idx)
 		ev := &d.Candidates[i]
 		c := ev.Candidate
@@ -1022,52 +1387,51 @@ func (s *selState) score() error {
 		t.HasLoad = v.hasLoad
 		t.ActivePrefillTokens = v.ap
 		t.ActiveRequests = v.ar
-		if add, ok := addBlocks.get(c); ok {
+		if add, ok := sc.addBlocks.get(c); ok {
 			t.AdditionalActiveBlocks = add
 		} else {
 			t.AdditionalActiveBlocks = allNew
 		}
-		t.EffectiveBlocks, _ = effBlocks.get(c)
-		if dev, ok := devBlocks.get(c); ok {
+		t.EffectiveBlocks, _ = sc.effBlocks.get(c)
+		if dev, ok := sc.devBlocks.get(c); ok {
 			t.DeviceBlocks = float64(dev)
 		} else if !hasTier {
 			t.DeviceBlocks = t.EffectiveBlocks
+		} else {
+			t.DeviceBlocks = 0
 		}
-		host, _ := hostBlocks.get(c)
+		host, _ := sc.hostBlocks.get(c)
 		t.HostBlocks = float64(host)
-		disk, _ := diskBlocks.get(c)
+		disk, _ := sc.diskBlocks.get(c)
 		t.DiskBlocks = float64(disk)
-		t.CachedTokens, _ = cachedTokens.get(c)
+		t.CachedTokens, _ = sc.cachedTokens.get(c)
 		if hasShared {
 			t.SharedBeyondBlocks = costHitsBeyondMerged(merged, costDeviceDepth(t.DeviceBlocks))
+		} else {
+			t.SharedBeyondBlocks = 0
 		}
-		k.terms(ev.WorkerType, v.ad, s.costs[j], t)
+		k.terms(ev.WorkerType, v.ad, costs[j], t)
 		if t.HasMultiplier {
 			t.Cost = t.Logit * t.Multiplier
 		}
 		cost := t.Cost
 		if math.IsNaN(cost) || math.IsInf(cost, 0) {
-			// Candidates after this one were never reached: clear what enumerate
-			// recorded for them (the preferred-taint multiplier).
-			for _, v := range s.vis[j+1:] {
-				d.Candidates[v.idx].Terms = CostTerms{}
-			}
-			s.costs = s.costs[:j]
-			return s.fail(selInvalidf("cost for candidate %s is %v; the inputs overflow float64", c, cost))
+			p.failAt, p.failCost = p.j0+j, cost
+			return
 		}
 		ev.Scored = true
-		s.costs[j] = cost
+		costs[j] = cost
 		// MinimumCostTies' minimum and tie count, on the fly.
-		if cost < s.minCost {
-			s.minCost, s.minCount = cost, 1
-		} else if cost == s.minCost {
-			s.minCount++
+		if cost < minCost {
+			minCost, minCount = cost, 1
+		} else if cost == minCost {
+			minCount++
+		}
+		if bounds {
+			lo, hi = min(lo, cost), max(hi, cost) // the builtins order −0 below +0, whatever the order of the costs
 		}
 	}
-	if len(s.costs) == 0 {
-		return s.fail(s.noCandidateError())
-	}
-	return nil
+	p.minCost, p.minCount, p.lo, p.hi = minCost, minCount, lo, hi
 }
 
 // noCandidateError distinguishes "only overload blocks routing" from "nothing fits"
@@ -1103,6 +1467,9 @@ func (s *selState) tieSet() []int32 {
 	for k, c := range s.costs {
 		if c == s.minCost {
 			out = append(out, s.vis[k].idx)
+			if len(out) == s.minCount { // the rest cost more
+				break
+			}
 		}
 	}
 	if s.b.TieBreak == TieSmallestTreeThenRandom && len(out) > 1 {
@@ -1174,10 +1541,24 @@ func (s *selState) pick(u float64) (Decision, error) {
 		return *d, s.fail(err)
 	}
 	p := s.costs // the costs are finite (checked in score); reuse them in place
-	softmaxInto(p, p, s.w.Temperature)
-	for k, v := range s.vis {
-		d.Candidates[v.idx].Probability = p[k]
+	// The softmax of softmaxInto, with lo and hi from score: the weights and
+	// their normalisation in parts, the sum in order.
+	parts := selParts(len(p))
+	selRun(parts, func(i int) {
+		j0, j1 := selSplit(len(p), parts, i), selSplit(len(p), parts, i+1)
+		softmaxWeights(p[j0:j1], p[j0:j1], s.lo, s.hi, len(p), s.w.Temperature)
+	})
+	sum := 0.0
+	for _, v := range p {
+		sum += v
 	}
+	selRun(parts, func(i int) {
+		j0, j1 := selSplit(len(p), parts, i), selSplit(len(p), parts, i+1)
+		for k := j0; k < j1; k++ {
+			p[k] /= sum
+			d.Candidates[s.vis[k].idx].Probability = p[k]
+		}
+	})
 	d.DrawUsed = len(p) > 1
 	i := int(s.vis[SampleIndex(p, u)].idx)
 	return set(i, RuleSoftmaxSample, d.Candidates[i].Terms.Cost)

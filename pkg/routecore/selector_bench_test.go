@@ -23,13 +23,17 @@ func selBenchInput(n int) ([]Worker, Request) {
 	return ws, req
 }
 
-// BenchmarkSelect10k measures one selection over 10,000 candidates at T=0 and T>0.
+// selBenchTemps are the temperatures the selection benchmarks run at.
+var selBenchTemps = []struct {
+	name string
+	temp float64
+}{{"T0", 0}, {"T0.5", 0.5}}
+
+// BenchmarkSelect10k measures one selection over 10,000 candidates at T=0 and T>0,
+// split across up to GOMAXPROCS goroutines (see selParts).
 func BenchmarkSelect10k(b *testing.B) {
 	ws, req := selBenchInput(10_000)
-	for _, tc := range []struct {
-		name string
-		temp float64
-	}{{"T0", 0}, {"T0.5", 0.5}} {
+	for _, tc := range selBenchTemps {
 		cfg := DefaultKvRouterConfig()
 		cfg.RouterTemperature = tc.temp
 		cfg.OverlapScoreCreditDecay = 1
@@ -48,10 +52,7 @@ func BenchmarkSelect10k(b *testing.B) {
 // its memory between calls, as the what-if loops and the all-prefill matrix do.
 func BenchmarkSelectorReuse10k(b *testing.B) {
 	ws, req := selBenchInput(10_000)
-	for _, tc := range []struct {
-		name string
-		temp float64
-	}{{"T0", 0}, {"T0.5", 0.5}} {
+	for _, tc := range selBenchTemps {
 		cfg := DefaultKvRouterConfig()
 		cfg.RouterTemperature = tc.temp
 		cfg.OverlapScoreCreditDecay = 1
@@ -64,5 +65,33 @@ func BenchmarkSelectorReuse10k(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkSelect10kSequential is BenchmarkSelect10k (one-shot) and
+// BenchmarkSelectorReuse10k (reuse) with the parallel path disabled: every phase
+// runs on the calling goroutine, which is the figure for a single core.
+func BenchmarkSelect10kSequential(b *testing.B) {
+	ws, req := selBenchInput(10_000)
+	defer func(v int) { selParallelMin = v }(selParallelMin)
+	selParallelMin = selSequential
+	for _, mode := range []string{"oneshot", "reuse"} {
+		for _, tc := range selBenchTemps {
+			cfg := DefaultKvRouterConfig()
+			cfg.RouterTemperature = tc.temp
+			cfg.OverlapScoreCreditDecay = 1
+			b.Run(mode+"/"+tc.name, func(b *testing.B) {
+				var sel Selector
+				b.ReportAllocs()
+				for b.Loop() {
+					if mode == "oneshot" {
+						sel = Selector{}
+					}
+					if _, err := sel.SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -41,6 +41,8 @@ func FuzzSelect(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.5)
 	f.Add([]byte("some longer seed input for the selector fuzzer........"), 0.0)
 	f.Add(make([]byte, 200), 0.999)
+	selWithProcs(f, 3)
+	parallelMin := selParallelMin
 	f.Fuzz(func(t *testing.T, data []byte, u float64) {
 		r := &selFuzzReader{b: data}
 		cfg := DefaultKvRouterConfig()
@@ -103,6 +105,12 @@ func FuzzSelect(f *testing.F) {
 			workers[i] = w
 		}
 		d, err := SelectWithDraw(cfg, th, workers, req, u)
+		// Split into parts even for this handful of candidates, selection must
+		// give the same decision bit for bit.
+		selParallelMin = 2
+		pd, perr := SelectWithDraw(cfg, th, workers, req, u)
+		selParallelMin = parallelMin
+		selSameDecision(t, "parts", pd, d, perr, err)
 		if err != nil {
 			known := []error{ErrNoEndpoints, ErrAllEligibleWorkersOverloaded, ErrPinnedWorkerOverloaded,
 				ErrPinnedWorkerNotAllowed, ErrInvalidRequest, ErrInvalidConfig, ErrInvalidOverride}

@@ -381,10 +381,14 @@ func TestSelectMatchesReference(t *testing.T) {
 	}
 	g := refGen{r: rand.New(rand.NewPCG(1, 2))}
 	defer func(v int) { selOverlapMergeMin = v }(selOverlapMergeMin)
+	defer func(v int) { selParallelMin = v }(selParallelMin)
+	selWithProcs(t, 3)
 	for it := range iters {
 		// Every other iteration reads sparse overlap maps by sorted merge even for
-		// a handful of candidates.
+		// a handful of candidates, and two iterations in three split every phase
+		// into parts (see selParts) even for a handful of candidates.
 		selOverlapMergeMin = []int{64, 0}[it%2]
+		selParallelMin = []int{selSequential, 2, 5}[it%3]
 		maxW := []int{0, 1, 3, 8, 40}[it%5]
 		cfg, th, ws, req, u := g.input(maxW)
 		d, err := SelectWithDraw(cfg, th, ws, req, u)
@@ -411,18 +415,25 @@ func TestSelectMatchesReference(t *testing.T) {
 // TestSelectMatchesReferenceLarge compares on the benchmark inputs and large random
 // candidate sets.
 func TestSelectMatchesReferenceLarge(t *testing.T) {
+	selWithProcs(t, 4) // large inputs split into parts (see selParts)
+	defer func(v int) { selParallelMin = v }(selParallelMin)
 	ws, req := selBenchInput(10_000)
+	parallelMins := []int{selParallelMin, selSequential}
 	for _, temp := range []float64{0, 0.5} {
-		cfg := DefaultKvRouterConfig()
-		cfg.RouterTemperature = temp
-		cfg.OverlapScoreCreditDecay = 1
-		d, err := SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5)
-		rd, rerr := refSelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5)
-		refSameError(t, err, rerr)
-		refCheckDecision(t, d, rd)
+		for _, parallelMin := range parallelMins {
+			selParallelMin = parallelMin
+			cfg := DefaultKvRouterConfig()
+			cfg.RouterTemperature = temp
+			cfg.OverlapScoreCreditDecay = 1
+			d, err := SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5)
+			rd, rerr := refSelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5)
+			refSameError(t, err, rerr)
+			refCheckDecision(t, d, rd)
+		}
 	}
 	g := refGen{r: rand.New(rand.NewPCG(3, 4))}
-	for range 40 {
+	for it := range 40 {
+		selParallelMin = []int{256, 4096}[it%2]
 		cfg, th, ws, req, u := g.input(3000)
 		d, err := SelectWithDraw(cfg, th, ws, req, u)
 		rd, rerr := refSelectWithDraw(cfg, th, ws, req, u)
@@ -466,9 +477,13 @@ func TestSelectorReuseMatchesFreshSelect(t *testing.T) {
 		iters = 500
 	}
 	g := refGen{r: rand.New(rand.NewPCG(7, 11))}
+	defer func(v int) { selParallelMin = v }(selParallelMin)
+	selWithProcs(t, 3)
 	var sel Selector
 	for it := range iters {
 		maxW := []int{40, 1, 8, 0, 3, 40}[it%6]
+		// Reused memory is cleared part by part on the parallel path.
+		selParallelMin = []int{selSequential, 2, 7, 3}[it%4]
 		cfg, th, ws, req, u := g.input(maxW)
 		d, err := sel.SelectWithDraw(cfg, th, ws, req, u)
 		fd, ferr := SelectWithDraw(cfg, th, ws, req, u)

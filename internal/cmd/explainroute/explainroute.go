@@ -79,8 +79,10 @@ type Options struct {
 	namespace string
 	live      *liveSource
 	load      func(ctx context.Context) (*inspect.Bundle, error)
-	input     explain.Options
-	request   explain.Request
+	// indexAhead is the capture's KV index being built in the background.
+	indexAhead *explain.IndexAhead
+	input      explain.Options
+	request    explain.Request
 }
 
 type thresholdFlags struct {
@@ -428,6 +430,11 @@ func (o *Options) Run(ctx context.Context) error {
 	b, err := o.load(ctx)
 	if err != nil {
 		return err
+	}
+	if o.live == nil && !o.Cold {
+		// A capture's KV events are indexed while the snapshot is built.
+		o.indexAhead = explain.StartIndexAhead(b)
+		defer o.indexAhead.Wait()
 	}
 	snap, err := inspect.Build(b)
 	if err != nil {

@@ -261,7 +261,7 @@ func (o *Options) resolveKV(ctx context.Context, b *inspect.Bundle, dep *inspect
 		if len(sets) == 0 {
 			return explain.KVCache{Kind: explain.KVCold, Detail: "cold: the capture holds no KvEvents for " + dep.Key()}, nil, nil
 		}
-		ix, notes := explain.IndexEvents(sets, blockSize)
+		ix, notes := o.indexAhead.Take(sets, dep, blockSize)
 		names := make([]string, 0, len(sets))
 		for _, s := range sets {
 			names = append(names, s.Name)

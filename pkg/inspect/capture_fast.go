@@ -1,0 +1,278 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+)
+
+// The fast capture reader handles the common case — a JSON capture that reads
+// without error — in one validating pass over the file, then splits it without
+// copying and decodes the Kubernetes objects and KV events on every core. It
+// gives up (ok false) on anything else: YAML, invalid JSON, any item that would
+// be an error, an unusual spelling of a field. ReadCapture then runs the
+// reference reader (readCaptureSlow), which produces the error messages, so the
+// fast path only has to agree with it on success; capture_fast_test.go checks
+// that it does.
+
+// fastReader is one fast read of a capture.
+type fastReader struct {
+	data []byte
+	// ends maps where each container nested at most fastEndsDepth deep starts
+	// to where it ends (recorded while validating).
+	ends map[int]int
+	rd   captureReader // the reference reader's state (header, item count, bundle)
+	// objs are the Kubernetes objects' spans, decoded in parallel afterwards into
+	// rd.b.Objects (same order).
+	objs [][2]int
+	// kvs are the KvEvents items whose events are decoded in parallel afterwards.
+	kvs []fastKv
+}
+
+type fastKv struct {
+	bundleIndex int      // index in rd.b.KvEvents
+	events      [][2]int // element spans
+}
+
+// fastEndsDepth covers a List (0), its items (1), the items (2), their fields
+// (3) and the elements of those (4: KV events).
+const fastEndsDepth = 4
+
+// readCaptureFast reads a capture, or reports ok false when the reference reader
+// must be used.
+func readCaptureFast(data []byte, name string) (*Bundle, bool) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	i := jsSkipWS(data, 0)
+	if i >= len(data) || (data[i] != '{' && data[i] != '[') {
+		return nil, false
+	}
+	var docs [][2]int
+	v := jsValidator{b: data, ends: make(map[int]int, 1024), endsDepth: fastEndsDepth}
+	for i < len(data) {
+		end, ok := v.value(i, 0)
+		if !ok {
+			return nil, false
+		}
+		docs = append(docs, [2]int{i, end})
+		i = jsSkipWS(data, end)
+	}
+	fr := &fastReader{data: data, ends: v.ends, rd: captureReader{b: &Bundle{}}}
+	for _, d := range docs {
+		if !fr.document(d[0], 0) {
+			return nil, false
+		}
+	}
+	if !fr.decodeParallel() {
+		return nil, false
+	}
+	b := fr.rd.b
+	if b.Context == "" {
+		b.Context = name
+	}
+	if name != "" {
+		b.Sources = append(b.Sources, SourceStatus{Kind: SourceCapture, Detail: name, At: b.CollectedAt})
+	}
+	return b, true
+}
+
+// document is captureReader.document over a validated span starting at i.
+func (fr *fastReader) document(i, depth int) bool {
+	if depth > 2 {
+		return false
+	}
+	if fr.data[i] == '[' {
+		for _, e := range jsElements(fr.ends, fr.data, i, nil) {
+			if !fr.item(e[0], e[1], depth) {
+				return false
+			}
+		}
+		return true
+	}
+	return fr.item(i, jsSkipKnown(fr.ends, fr.data, i), depth)
+}
+
+// item is captureReader.item over the validated value b[s:e].
+func (fr *fastReader) item(s, e, depth int) bool {
+	b := fr.data
+	if b[s] != '{' {
+		return false
+	}
+	var apiVersion, kind, items, metadata *jsMember
+	members := jsMembers(fr.ends, b, s, make([]jsMember, 0, 8))
+	for k := range members {
+		m := &members[k]
+		switch {
+		case jsKeyIs(b, m.keyStart, m.keyEnd, "apiVersion"):
+			apiVersion = m
+		case jsKeyIs(b, m.keyStart, m.keyEnd, "kind"):
+			kind = m
+		case jsKeyIs(b, m.keyStart, m.keyEnd, "items"):
+			items = m
+		case jsKeyIs(b, m.keyStart, m.keyEnd, "metadata"):
+			metadata = m
+		}
+	}
+	var h captureHeader
+	h.APIVersion = fr.stringValue(apiVersion)
+	h.Kind = fr.stringValue(kind)
+	if items != nil && (h.Kind == "List" || strings.HasSuffix(h.Kind, "List")) {
+		if h.Kind == "List" && !fr.rd.headerSeen {
+			var raw json.RawMessage
+			if metadata != nil {
+				raw = b[metadata.valStart:metadata.valEnd]
+			}
+			if err := fr.rd.listHeader(raw); err != nil {
+				return false
+			}
+		}
+		switch b[items.valStart] {
+		case 'n':
+			return true
+		case '[':
+			for _, el := range jsElements(fr.ends, b, items.valStart, nil) {
+				if !fr.document(el[0], depth+1) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	fr.rd.items++
+	if h.Kind == "" || h.APIVersion == "" {
+		return false
+	}
+	group, _, _ := strings.Cut(h.APIVersion, "/")
+	if group == CaptureGroup {
+		if h.APIVersion == CaptureAPIVersion && h.Kind == CaptureKindKvEvents {
+			return fr.kvEvents(s, e, members)
+		}
+		return fr.rd.ours(h, b[s:e]) == nil
+	}
+	fr.rd.b.Objects = append(fr.rd.b.Objects, nil)
+	fr.objs = append(fr.objs, [2]int{s, e})
+	return true
+}
+
+// stringValue is json.Unmarshal into a string, ignoring a non-string value.
+func (fr *fastReader) stringValue(m *jsMember) string {
+	if m == nil || fr.data[m.valStart] != '"' {
+		return ""
+	}
+	return jsString(fr.data, m.valStart, m.valEnd)
+}
+
+// kvEvents reads a KvEvents item: every field but events with json.Unmarshal
+// (on a copy of the item without the events), the events' spans for later.
+func (fr *fastReader) kvEvents(s, e int, members []jsMember) bool {
+	b := fr.data
+	var events *jsMember
+	for k := range members {
+		m := &members[k]
+		key := jsString(b, m.keyStart, m.keyEnd)
+		if key == "events" {
+			events = m
+		} else if strings.EqualFold(key, "events") {
+			return false // json.Unmarshal would match it case-insensitively
+		}
+	}
+	header := make([]byte, 0, 256)
+	last := s
+	for k := range members {
+		m := &members[k]
+		if jsKeyIs(b, m.keyStart, m.keyEnd, "events") {
+			header = append(header, b[last:m.valStart]...)
+			header = append(header, "null"...)
+			last = m.valEnd
+		}
+	}
+	header = append(header, b[last:e]...)
+	var v captureKvEvents
+	if err := json.Unmarshal(header, &v); err != nil || v.Deployment == "" || v.Events != nil {
+		return false
+	}
+	kv := KvEvents{Namespace: v.Metadata.Namespace, Deployment: v.Deployment, BlockSize: v.BlockSize, Source: v.Source}
+	var spans [][2]int
+	if events != nil {
+		switch b[events.valStart] {
+		case 'n':
+		case '[':
+			spans = jsElements(fr.ends, b, events.valStart, nil)
+		default:
+			return false
+		}
+	}
+	kv.Events = make([]routecore.RouterEvent, len(spans))
+	fr.rd.b.KvEvents = append(fr.rd.b.KvEvents, kv)
+	fr.kvs = append(fr.kvs, fastKv{bundleIndex: len(fr.rd.b.KvEvents) - 1, events: spans})
+	return true
+}
+
+// decodeParallel decodes the recorded objects and events on every core.
+func (fr *fastReader) decodeParallel() bool {
+	type task struct {
+		obj       int // index into fr.objs, or -1
+		kv, event int
+	}
+	n := len(fr.objs)
+	for _, kv := range fr.kvs {
+		n += len(kv.events)
+	}
+	tasks := make([]task, 0, n)
+	for i := range fr.objs {
+		tasks = append(tasks, task{obj: i})
+	}
+	for k, kv := range fr.kvs {
+		for j := range kv.events {
+			tasks = append(tasks, task{obj: -1, kv: k, event: j})
+		}
+	}
+	var failed atomic.Bool
+	var next atomic.Int64
+	const batch = 32
+	work := func() {
+		d := jsDecoder{b: fr.data}
+		for !failed.Load() {
+			lo := int(next.Add(batch)) - batch
+			if lo >= len(tasks) {
+				return
+			}
+			for _, t := range tasks[lo:min(lo+batch, len(tasks))] {
+				if t.obj >= 0 {
+					span := fr.objs[t.obj]
+					v, _ := d.value(span[0])
+					m, ok := v.(map[string]any)
+					if !ok {
+						failed.Store(true)
+						return
+					}
+					fr.rd.b.Objects[t.obj] = &unstructured.Unstructured{Object: m}
+					continue
+				}
+				kv := fr.kvs[t.kv]
+				span := kv.events[t.event]
+				ev, err := routecore.DecodeValidRouterEvent(fr.data[span[0]:span[1]])
+				if err != nil {
+					failed.Store(true)
+					return
+				}
+				fr.rd.b.KvEvents[kv.bundleIndex].Events[t.event] = ev
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(tasks)+batch-1)/batch)
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return !failed.Load()
+}

@@ -1,0 +1,472 @@
+package inspect
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math/bits"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A validating JSON scanner and a decoder for validated JSON, used by the fast
+// capture reader (capture_fast.go). jsValidate accepts exactly what
+// encoding/json accepts (RFC 8259 values, no UTF-8 check inside strings, nesting
+// up to encoding/json's limit); the js* helpers after it assume their input was
+// validated and never index out of range either way. jsDecode builds the same
+// values as decodeJSONObject: int64 for integers that fit, float64 for other
+// finite numbers, json.Number otherwise, strings unescaped exactly as
+// encoding/json does.
+
+// jsMaxDepth is encoding/json's nesting limit.
+const jsMaxDepth = 10000
+
+const (
+	jsOnes  = 0x0101010101010101
+	jsHighs = 0x8080808080808080
+)
+
+// jsStringSpecial returns a mask whose lowest set bit marks the first byte of x
+// (little endian) that is '"', '\\' or a control character (< 0x20). Bits above
+// the first match may be spurious (borrow propagation); the lowest is exact.
+func jsStringSpecial(x uint64) uint64 {
+	q := x ^ (jsOnes * '"')
+	b := x ^ (jsOnes * '\\')
+	return ((q - jsOnes) &^ q & jsHighs) | ((b - jsOnes) &^ b & jsHighs) | ((x - jsOnes*0x20) &^ x & jsHighs)
+}
+
+// jsStringEnd scans the string whose opening quote is at b[i]. It returns the
+// index after the closing quote, whether the string has escapes, whether it has
+// bytes >= 0x80, and ok false when the string is invalid or unterminated.
+func jsStringEnd(b []byte, i int) (end int, escaped, nonASCII, ok bool) {
+	i++
+	var high uint64
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if m := jsStringSpecial(x); m != 0 {
+				n := bits.TrailingZeros64(m) / 8
+				high |= x & (uint64(1)<<(8*n) - 1) & jsHighs
+				i += n
+				break
+			}
+			high |= x & jsHighs
+			i += 8
+		}
+		if i >= len(b) {
+			return i, escaped, high != 0, false
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, escaped, high != 0, true
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return i, escaped, high != 0, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !jsHex(b[i+2]) || !jsHex(b[i+3]) || !jsHex(b[i+4]) || !jsHex(b[i+5]) {
+					return i, escaped, high != 0, false
+				}
+				i += 6
+			default:
+				return i, escaped, high != 0, false
+			}
+		case c < 0x20:
+			return i, escaped, high != 0, false
+		default: // fewer than 8 bytes left: one at a time
+			if c >= 0x80 {
+				high = 1
+			}
+			i++
+		}
+	}
+}
+
+func jsHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func jsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func jsSkipWS(b []byte, i int) int {
+	for i < len(b) && jsSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// jsNumberEnd validates the number starting at b[i]; end is the index after it.
+func jsNumberEnd(b []byte, i int) (end int, ok bool) {
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return i, false
+		}
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return i, false
+		}
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	return i, true
+}
+
+func jsLiteral(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return i, false
+	}
+	return i + len(lit), true
+}
+
+// jsValidate validates the JSON value starting at b[i] (leading whitespace
+// allowed) and returns the index after it.
+func jsValidate(b []byte, i int) (int, bool) {
+	v := jsValidator{b: b}
+	return v.value(jsSkipWS(b, i), 0)
+}
+
+// jsValidator validates JSON; when ends is not nil it records where every
+// object or array nested at most endsDepth deep ends (keyed by where it
+// starts), so that skipping them later is free (jsSkipper).
+type jsValidator struct {
+	b         []byte
+	ends      map[int]int
+	endsDepth int
+}
+
+func (v *jsValidator) value(i, depth int) (int, bool) {
+	b := v.b
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		end, _, _, ok := jsStringEnd(b, i)
+		return end, ok
+	case c == '{' || c == '[':
+		if depth+1 > jsMaxDepth {
+			return i, false
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		start := i
+		i = jsSkipWS(b, i+1)
+		if i < len(b) && b[i] == closer {
+			v.record(depth, start, i+1)
+			return i + 1, true
+		}
+		for {
+			if c == '{' {
+				if i >= len(b) || b[i] != '"' {
+					return i, false
+				}
+				end, _, _, ok := jsStringEnd(b, i)
+				if !ok {
+					return end, false
+				}
+				i = jsSkipWS(b, end)
+				if i >= len(b) || b[i] != ':' {
+					return i, false
+				}
+				i = jsSkipWS(b, i+1)
+			}
+			end, ok := v.value(i, depth+1)
+			if !ok {
+				return end, false
+			}
+			i = jsSkipWS(b, end)
+			if i >= len(b) {
+				return i, false
+			}
+			if b[i] == closer {
+				v.record(depth, start, i+1)
+				return i + 1, true
+			}
+			if b[i] != ',' {
+				return i, false
+			}
+			i = jsSkipWS(b, i+1)
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		return jsNumberEnd(b, i)
+	case c == 't':
+		return jsLiteral(b, i, "true")
+	case c == 'f':
+		return jsLiteral(b, i, "false")
+	case c == 'n':
+		return jsLiteral(b, i, "null")
+	}
+	return i, false
+}
+
+func (v *jsValidator) record(depth, start, end int) {
+	if v.ends != nil && depth <= v.endsDepth {
+		v.ends[start] = end
+	}
+}
+
+// jsSkip returns the index after the (validated) value starting at b[i].
+func jsSkip(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		end, _, _, _ := jsStringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i, _, _, _ = jsStringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// jsMember is one member of a validated object: the key's and the value's spans.
+type jsMember struct {
+	keyStart, keyEnd int // the quoted key
+	valStart, valEnd int
+}
+
+// jsSkipKnown is jsSkip, or the recorded end (jsValidator.ends) of a container.
+func jsSkipKnown(ends map[int]int, b []byte, i int) int {
+	if e, ok := ends[i]; ok {
+		return e
+	}
+	return jsSkip(b, i)
+}
+
+// jsMembers lists the members of the validated object starting at b[i] == '{'.
+func jsMembers(ends map[int]int, b []byte, i int, out []jsMember) []jsMember {
+	i = jsSkipWS(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		var m jsMember
+		m.keyStart = i
+		m.keyEnd, _, _, _ = jsStringEnd(b, i)
+		i = jsSkipWS(b, m.keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			return out
+		}
+		m.valStart = jsSkipWS(b, i+1)
+		m.valEnd = jsSkipKnown(ends, b, m.valStart)
+		out = append(out, m)
+		i = jsSkipWS(b, m.valEnd)
+		if i < len(b) && b[i] == ',' {
+			i = jsSkipWS(b, i+1)
+		}
+	}
+	return out
+}
+
+// jsElements lists the element spans of the validated array starting at b[i] == '['.
+func jsElements(ends map[int]int, b []byte, i int, out [][2]int) [][2]int {
+	i = jsSkipWS(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		start := i
+		i = jsSkipKnown(ends, b, i)
+		out = append(out, [2]int{start, i})
+		i = jsSkipWS(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = jsSkipWS(b, i+1)
+		}
+	}
+	return out
+}
+
+// jsKeyIs reports whether the quoted key b[s:e] decodes to name.
+func jsKeyIs(b []byte, s, e int, name string) bool {
+	raw := b[s+1 : e-1]
+	for _, c := range raw {
+		if c == '\\' || c >= 0x80 {
+			return jsString(b, s, e) == name
+		}
+	}
+	return string(raw) == name
+}
+
+// jsString decodes the validated quoted string b[s:e] as encoding/json does.
+func jsString(b []byte, s, e int) string {
+	raw := b[s+1 : e-1]
+	plain := true
+	for _, c := range raw {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain || (!containsByte(raw, '\\') && utf8.Valid(raw)) {
+		return string(raw)
+	}
+	var v string
+	if err := json.Unmarshal(b[s:e], &v); err != nil {
+		return string(raw) // unreachable for validated input
+	}
+	return v
+}
+
+func containsByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// jsDecoder builds Go values from validated JSON.
+type jsDecoder struct {
+	b []byte
+}
+
+// value decodes the value at b[i] and returns the index after it.
+func (d *jsDecoder) value(i int) (any, int) {
+	b := d.b
+	if i >= len(b) {
+		return nil, i
+	}
+	switch b[i] {
+	case '"':
+		end, escaped, nonASCII, _ := jsStringEnd(b, i)
+		if !escaped && (!nonASCII || utf8.Valid(b[i+1:end-1])) {
+			return string(b[i+1 : end-1]), end
+		}
+		return jsString(b, i, end), end
+	case '{':
+		m := make(map[string]any)
+		i = jsSkipWS(b, i+1)
+		for i < len(b) && b[i] == '"' {
+			kend, escaped, nonASCII, _ := jsStringEnd(b, i)
+			var key string
+			if !escaped && !nonASCII {
+				key = string(b[i+1 : kend-1])
+			} else {
+				key = jsString(b, i, kend)
+			}
+			i = jsSkipWS(b, kend)
+			if i < len(b) && b[i] == ':' {
+				i = jsSkipWS(b, i+1)
+			}
+			var v any
+			v, i = d.value(i)
+			m[key] = v
+			i = jsSkipWS(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = jsSkipWS(b, i+1)
+			}
+		}
+		if i < len(b) && b[i] == '}' {
+			i++
+		}
+		return m, i
+	case '[':
+		a := make([]any, 0)
+		i = jsSkipWS(b, i+1)
+		for i < len(b) && b[i] != ']' {
+			var v any
+			v, i = d.value(i)
+			a = append(a, v)
+			i = jsSkipWS(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = jsSkipWS(b, i+1)
+			}
+		}
+		if i < len(b) {
+			i++
+		}
+		return a, i
+	case 't':
+		return true, i + 4
+	case 'f':
+		return false, i + 5
+	case 'n':
+		return nil, i + 4
+	}
+	end, _ := jsNumberEnd(b, i)
+	return jsNumber(b[i:end]), end
+}
+
+// jsNumber converts a validated number literal the way decodeJSONObject does.
+func jsNumber(lit []byte) any {
+	integer := true
+	for _, c := range lit {
+		if c == '.' || c == 'e' || c == 'E' {
+			integer = false
+			break
+		}
+	}
+	if integer {
+		// Up to 18 digits always fit in an int64.
+		digits := lit
+		neg := len(digits) > 0 && digits[0] == '-'
+		if neg {
+			digits = digits[1:]
+		}
+		if len(digits) <= 18 {
+			var v int64
+			for _, c := range digits {
+				v = v*10 + int64(c-'0')
+			}
+			if neg {
+				v = -v
+			}
+			return v
+		}
+		s := string(lit)
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return v
+		}
+		return json.Number(s)
+	}
+	s := string(lit)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return json.Number(s)
+}
