@@ -23,36 +23,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-)
-
-const (
-	namespace = "inference"
-	dgdName   = "llama3-70b"
-	dynNS     = namespace + "-" + dgdName
-	zoneKey   = "topology.kubernetes.io/zone"
-	model     = "meta-llama/Llama-3.3-70B-Instruct"
-	image     = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.0"
-)
-
-var (
-	zones  = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
-	dwmGVR = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "dynamoworkermetadatas"}
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/scalefixture"
 )
 
 func main() {
@@ -156,10 +138,10 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 	}
 
 	t0 := time.Now()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: scalefixture.Namespace}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if err := parallel(nodes, workers, func(i int) error { return createNode(ctx, cs, i) }); err != nil {
+	if err := scalefixture.Parallel(nodes, workers, func(i int) error { return scalefixture.CreateNode(ctx, cs, i) }); err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
 	logf("created %d nodes in %s", nodes, since(t0))
@@ -168,17 +150,17 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 	have := 0
 	for _, size := range sizes {
 		t0 := time.Now()
-		if err := applyDGD(ctx, env, size); err != nil {
+		if err := scalefixture.ApplyDGD(ctx, env, size); err != nil {
 			return fmt.Errorf("dgd: %w", err)
 		}
 		var created atomic.Int64
-		err := parallel(size-have, workers, func(j int) error {
+		err := scalefixture.Parallel(size-have, workers, func(j int) error {
 			i := have + j
-			uid, err := createPod(ctx, cs, i, nodes)
+			uid, err := scalefixture.CreatePod(ctx, cs, i, nodes)
 			if err != nil {
 				return fmt.Errorf("pod %d: %w", i, err)
 			}
-			if err := createDWM(ctx, dyn, i, uid, nodes); err != nil {
+			if err := scalefixture.CreateDWM(ctx, dyn, i, uid, nodes); err != nil {
 				return fmt.Errorf("dwm %d: %w", i, err)
 			}
 			if n := created.Add(1); n%2000 == 0 {
@@ -345,248 +327,6 @@ func all(ev kubeenv.AuditEvent, fs []func(kubeenv.AuditEvent) bool) bool {
 
 // --- object generation ------------------------------------------------------
 
-func nodeName(i int) string    { return fmt.Sprintf("gpu-%s-%04d", zones[i%len(zones)], i) }
-func podNode(i, nodes int) int { return i % nodes }
-func compType(i int) string {
-	if i%2 == 0 {
-		return "prefill"
-	}
-	return "decode"
-}
-func podName(i int) string { return fmt.Sprintf("%s-0-%s-%05d", dgdName, compType(i), i) }
-
-func createNode(ctx context.Context, cs kubernetes.Interface, i int) error {
-	res := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("96"),
-		corev1.ResourceMemory: resource.MustParse("1056Gi"),
-		"nvidia.com/gpu":      resource.MustParse("8"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	name := nodeName(i)
-	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			"kubernetes.io/hostname":                name,
-			"kubernetes.io/os":                      "linux",
-			"nvidia.com/gpu.present":                "true",
-			"nvidia.com/gpu.product":                "NVIDIA-H100-80GB-HBM3",
-			"topology.kubernetes.io/region":         "us-east-1",
-			zoneKey:                                 zones[i%len(zones)],
-			"topology.k8s.aws/network-node-layer-3": fmt.Sprintf("rack-%d", i/32),
-		}},
-	}
-	got, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
-	if err != nil {
-		return err
-	}
-	got.Status = corev1.NodeStatus{
-		Capacity: res, Allocatable: res,
-		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}},
-	}
-	_, err = cs.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{})
-	return err
-}
-
-func podIP(i int) string { return fmt.Sprintf("10.%d.%d.%d", 64+i/65536, (i/256)%256, i%256) }
-
-func createPod(ctx context.Context, cs kubernetes.Interface, i, nodes int) (types.UID, error) {
-	ni := podNode(i, nodes)
-	zone := zones[ni%len(zones)]
-	ct := compType(i)
-	comp := strings.ToUpper(ct[:1]) + ct[1:]
-	gpu := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4")}
-	req := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("4"), corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("200Gi")}
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: podName(i), Namespace: namespace,
-			Annotations: map[string]string{"nvidia.com/topology-label-key": zoneKey},
-			Labels: map[string]string{
-				"app.kubernetes.io/part-of":               dgdName,
-				"nvidia.com/dynamo-component":             comp,
-				"nvidia.com/dynamo-component-type":        ct,
-				"nvidia.com/dynamo-discovery-backend":     "kubernetes",
-				"nvidia.com/dynamo-discovery-enabled":     "true",
-				"nvidia.com/dynamo-graph-deployment-name": dgdName,
-				"nvidia.com/dynamo-namespace":             dynNS,
-				zoneKey:                                   zone,
-			},
-		},
-		Spec: corev1.PodSpec{
-			NodeName: nodeName(ni),
-			Containers: []corev1.Container{{
-				Name: "main", Image: image,
-				Command: []string{"python3", "-m", "dynamo.vllm"},
-				Args:    []string{"--model", model},
-				Env: []corev1.EnvVar{
-					{Name: "DYN_NAMESPACE", Value: dynNS},
-					{Name: "DYN_COMPONENT", Value: ct},
-					{Name: "DYN_PARENT_DGD_K8S_NAME", Value: dgdName},
-					{Name: "DYN_PARENT_DGD_K8S_NAMESPACE", Value: namespace},
-					{Name: "DYN_DISCOVERY_BACKEND", Value: "kubernetes"},
-					{Name: "DYN_SYSTEM_PORT", Value: "9090"},
-					{Name: "DYN_KV_TRANSFER_DOMAIN", Value: "zone"},
-					{Name: "DYN_KV_TRANSFER_ENFORCEMENT", Value: "required"},
-				},
-				Resources: corev1.ResourceRequirements{Limits: gpu, Requests: req},
-			}},
-		},
-	}
-	got, err := cs.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	start := metav1.NewTime(time.Date(2026, 11, 18, 9, 35, 0, 0, time.UTC))
-	got.Status = corev1.PodStatus{
-		Phase: corev1.PodRunning, PodIP: podIP(i), PodIPs: []corev1.PodIP{{IP: podIP(i)}}, StartTime: &start,
-		Conditions: []corev1.PodCondition{
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
-		},
-		ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "main", Image: image, Ready: true, Started: ptr(true),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
-		}},
-	}
-	if _, err := cs.CoreV1().Pods(namespace).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-		return "", err
-	}
-	return got.UID, nil
-}
-
-func createDWM(ctx context.Context, dyn dynamic.Interface, i int, podUID types.UID, nodes int) error {
-	zone := zones[podNode(i, nodes)%len(zones)]
-	ct := compType(i)
-	name := podName(i)
-	inst := int64(6245565840000000 + i)
-	hex := strconv.FormatInt(inst, 16)
-	key := fmt.Sprintf("%s/%s/generate/%s", dynNS, ct, hex)
-	needs := "decode"
-	if ct == "decode" {
-		needs = "prefill"
-	}
-	o := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "nvidia.com/v1alpha1",
-		"kind":       "DynamoWorkerMetadata",
-		"metadata": map[string]any{
-			"name": name, "namespace": namespace,
-			"ownerReferences": []any{map[string]any{
-				"apiVersion": "v1", "kind": "Pod", "name": name, "uid": string(podUID),
-				"controller": false, "blockOwnerDeletion": false,
-			}},
-		},
-		"spec": map[string]any{"data": map[string]any{
-			"endpoints": map[string]any{key: map[string]any{
-				"component": ct, "endpoint": "generate", "instance_id": inst, "namespace": dynNS,
-				"transport": map[string]any{"tcp": fmt.Sprintf("%s:41233/%s/generate", podIP(i), hex)},
-				"type":      "Endpoint",
-			}},
-			"event_channels": map[string]any{},
-			"event_sources":  map[string]any{},
-			"model_cards": map[string]any{key: map[string]any{
-				"card_json": map[string]any{
-					"context_length":      int64(131072),
-					"display_name":        model,
-					"kv_cache_block_size": int64(16),
-					"migration_limit":     int64(0),
-					"model_input":         "Tokens",
-					"model_type":          "Chat | Completions",
-					"needs":               []any{[]any{needs}},
-					"runtime_config": map[string]any{
-						"data_parallel_size":       int64(1),
-						"data_parallel_start_rank": int64(0),
-						"enable_local_indexer":     true,
-						"kv_transfer_domain":       "zone",
-						"kv_transfer_enforcement":  "required",
-						"max_num_batched_tokens":   int64(16384),
-						"max_num_seqs":             int64(256),
-						"stable_routing_id":        name,
-						"taints":                   []any{"dynamo.topology/zone=" + zone},
-						"topology_domains":         map[string]any{"zone": zone},
-						"total_kv_blocks":          int64(61034),
-					},
-					"slug":        "meta-llama_llama-3_3-70b-instruct",
-					"worker_type": ct,
-				},
-				"component": ct, "endpoint": "generate", "instance_id": inst, "namespace": dynNS,
-				"type": "Model",
-			}},
-		}},
-	}}
-	_, err := dyn.Resource(dwmGVR).Namespace(namespace).Create(ctx, o, metav1.CreateOptions{})
-	return err
-}
-
-func applyDGD(ctx context.Context, env *kubeenv.Env, pods int) error {
-	worker := func(name, typ string, replicas int) map[string]any {
-		return map[string]any{
-			"name": name, "type": typ, "replicas": int64(replicas),
-			"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
-				"name": "main", "image": image,
-				"command": []any{"python3", "-m", "dynamo.vllm"}, "args": []any{"--model", model},
-				"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "4"}},
-			}}}},
-		}
-	}
-	o := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "nvidia.com/v1beta1",
-		"kind":       "DynamoGraphDeployment",
-		"metadata":   map[string]any{"name": dgdName, "namespace": namespace},
-		"spec": map[string]any{
-			"backendFramework": "vllm",
-			"components": []any{
-				worker("Prefill", "prefill", (pods+1)/2),
-				worker("Decode", "decode", pods/2),
-			},
-			"experimental": map[string]any{"kvTransferPolicy": map[string]any{
-				"domain": "zone", "enforcement": "required", "labelKey": zoneKey,
-			}},
-		},
-		"status": map[string]any{
-			"conditions": []any{map[string]any{
-				"type": "Ready", "status": "True", "reason": "all_resources_are_ready", "message": "",
-				"lastTransitionTime": "2026-11-18T09:41:00Z",
-			}},
-			"state": "successful",
-		},
-	}}
-	_, err := env.Apply(ctx, o)
-	return err
-}
-
-// --- helpers ------------------------------------------------------------------
-
-func parallel(n, workers int, f func(i int) error) error {
-	ch := make(chan int)
-	var (
-		wg      sync.WaitGroup
-		once    sync.Once
-		firstEr error
-		failed  atomic.Bool
-	)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ch {
-				if failed.Load() {
-					continue
-				}
-				if err := f(i); err != nil {
-					once.Do(func() { firstEr = err })
-					failed.Store(true)
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		ch <- i
-	}
-	close(ch)
-	wg.Wait()
-	return firstEr
-}
-
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
@@ -659,8 +399,6 @@ func moduleRoot() (string, error) {
 	}
 	return filepath.Dir(mod), nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
 

@@ -381,6 +381,9 @@ func CollectKubernetes(ctx context.Context, o KubeOptions) (*KubeResult, error) 
 			continue
 		}
 		if fatalKubeError(err) {
+			if cause, ok := unreachableCause(ctx, err); ok {
+				return nil, fmt.Errorf("read API discovery for %s: %s is unreachable, %s: %s", gvs[i], apiServerName(o.Detail), cause, unreachableAdvice)
+			}
 			if isTimeoutErr(ctx, err) && !errors.Is(ctx.Err(), context.Canceled) {
 				// Name the flag that bounds the wait (or its absence).
 				return nil, fmt.Errorf("read API discovery for %s: the API server did not answer in time (%w): it is overloaded or unreachable; raise --request-timeout, or check the cluster is reachable with this kubeconfig (kubectl get --raw /apis/%s)", gvs[i], err, gvs[i])
@@ -611,6 +614,10 @@ func (c *kubeCollector) failure(ctx context.Context, r *kubeRead, err error) {
 	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		msg = fmt.Sprintf("%s is not served (CRD not installed?): %s", res, r.consequence)
 		short = res + " not served"
+	case isUnreachable(ctx, err):
+		cause, _ := unreachableCause(ctx, err)
+		msg = fmt.Sprintf("listing %s %s failed: %s is unreachable, %s: %s; %s", res, r.scope(), apiServerName(c.o.Detail), cause, r.consequence, unreachableAdvice)
+		short = res + " unreachable"
 	case isTimeoutErr(ctx, err):
 		msg = fmt.Sprintf("listing %s %s timed out (%v): %s; raise --request-timeout", res, r.scope(), err, r.consequence)
 		short = res + " timed out"
@@ -620,6 +627,99 @@ func (c *kubeCollector) failure(ctx context.Context, r *kubeRead, err error) {
 	}
 	c.note(sev, msg)
 	c.degrade(short)
+}
+
+// unreachableAdvice is the next step when the API server cannot be reached.
+const unreachableAdvice = "check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)"
+
+// apiServerName names the API server for a message from KubeOptions.Detail
+// ("CONTEXT (URL)", "(URL)" or "").
+func apiServerName(detail string) string {
+	switch {
+	case detail == "":
+		return "the API server"
+	case strings.HasPrefix(detail, "("):
+		return "the API server " + detail
+	}
+	return "the API server of context " + detail
+}
+
+func isUnreachable(ctx context.Context, err error) bool {
+	_, ok := unreachableCause(ctx, err)
+	return ok
+}
+
+// previousAttempt is how client-go appends the error of an earlier attempt of
+// a retried request to the last one ("context deadline exceeded - error from a
+// previous attempt: EOF"); the earlier error is not reachable with errors.As.
+const previousAttempt = " - error from a previous attempt: "
+
+// unreachableCause reports whether err means the API server could not be
+// reached at all, as opposed to answering slowly: no connection (refused, no
+// route, unknown host, dial timeout), or a connection closed or reset without
+// an answer, including when client-go retried that until the request timeout.
+// It returns the cause in a few words. A cancelled ctx (Ctrl-C) is not a cause.
+func unreachableCause(ctx context.Context, err error) (string, bool) {
+	if err == nil || ctx.Err() != nil {
+		return "", false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return "", false // the server answered
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, previousAttempt); i >= 0 {
+		// Retried until the request timeout or the retry limit: the cause is
+		// what the attempts met.
+		if cause, ok := connCause(nil, msg[i+len(previousAttempt):]); ok {
+			return cause + " on every attempt until the request timed out", true
+		}
+		return "", false
+	}
+	return connCause(err, msg)
+}
+
+// connCause classifies a connection-level error (from its type when err is
+// set, else from its text).
+func connCause(err error, msg string) (string, bool) {
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "host " + dns.Name + " not found", true
+		}
+		return "DNS lookup of " + dns.Name + " failed", true
+	case errors.As(err, &op) && op.Op == "dial":
+		if op.Timeout() {
+			return "no connection before the timeout", true
+		}
+		if c, ok := connCause(nil, op.Err.Error()); ok {
+			return c, true
+		}
+		return "cannot connect (" + op.Err.Error() + ")", true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed without an answer (EOF)", true
+	}
+	low := strings.ToLower(msg)
+	for _, k := range []struct{ text, cause string }{
+		{"connection refused", "connection refused"},
+		{"no route to host", "no route to host"},
+		{"network is unreachable", "network unreachable"},
+		{"connection reset by peer", "connection reset"},
+		{"broken pipe", "connection closed (broken pipe)"},
+		{"http2: client connection lost", "connection lost"},
+		{"use of closed network connection", "connection closed"},
+		{"server sent goaway", "connection closed by the server (GOAWAY)"},
+	} {
+		if strings.Contains(low, k.text) {
+			return k.cause, true
+		}
+	}
+	if t := strings.TrimSpace(msg); t == "EOF" || strings.HasSuffix(t, ": EOF") || t == "unexpected EOF" || strings.HasSuffix(t, ": unexpected EOF") {
+		return "connection closed without an answer (EOF)", true
+	}
+	return "", false
 }
 
 // isTimeoutErr reports whether err is a client or server timeout.

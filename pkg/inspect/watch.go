@@ -45,8 +45,9 @@ const (
 	// WatchRelisting: a watch expired (410 Gone) or broke and its resource is
 	// being re-listed; changes in between are reported as one change.
 	WatchRelisting WatchState = "re-listing"
-	// WatchDegraded: some resources cannot be watched (forbidden, failing);
-	// changes to them are seen only at the next full refresh.
+	// WatchDegraded: some resources cannot be watched (forbidden, failing,
+	// unreachable); changes to them are seen only at the next full refresh (an
+	// unreachable etcd is re-read when it answers again).
 	WatchDegraded WatchState = "degraded"
 	// WatchStopped: the context ended.
 	WatchStopped WatchState = "stopped"
@@ -59,6 +60,10 @@ type WatchStatus struct {
 	Detail string
 	// Watched is the number of resources watched.
 	Watched int
+	// Stale are the watched sources that stopped answering (the discovery etcd
+	// unreachable): the data last read from them may be out of date until they
+	// answer again, when they are re-read. They are degraded too.
+	Stale []StaleSource
 }
 
 // WatchNotice is what Watcher.Next returns: whether the watched objects changed
@@ -111,8 +116,10 @@ type watchTarget struct {
 	seed   bool
 
 	// Guarded by Watcher.mu.
-	state  string // "", "watching", "re-listing", "not served", "forbidden", "failing"
+	state  string // "", "watching", "re-listing", "not served", "forbidden", "failing", "unreachable"
 	reason string
+	// since is when an unreachable target stopped answering.
+	since time.Time
 }
 
 // StartWatch starts watching what Collect(ctx, o) reads from Kubernetes:
@@ -310,6 +317,7 @@ func (w *Watcher) Status() WatchStatus {
 		return WatchStatus{State: WatchStopped}
 	}
 	var relisting, bad []string
+	var stale []StaleSource
 	n := 0
 	for _, t := range w.targets {
 		switch t.state {
@@ -319,11 +327,14 @@ func (w *Watcher) Status() WatchStatus {
 			relisting = append(relisting, t.name)
 		case "forbidden", "failing":
 			bad = append(bad, t.name+" "+t.state)
+		case "unreachable":
+			bad = append(bad, t.name+" unreachable")
+			stale = append(stale, t.staleSource())
 		}
 	}
 	switch {
 	case len(bad) > 0:
-		return WatchStatus{State: WatchDegraded, Detail: strings.Join(bad, ", "), Watched: n}
+		return WatchStatus{State: WatchDegraded, Detail: strings.Join(bad, ", "), Watched: n, Stale: stale}
 	case len(relisting) > 0:
 		return WatchStatus{State: WatchRelisting, Detail: strings.Join(relisting, ", "), Watched: n}
 	}

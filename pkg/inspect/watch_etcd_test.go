@@ -1,7 +1,10 @@
 package inspect
 
 import (
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,9 +70,142 @@ func TestWatchEtcdUnreachableDegrades(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if s := w.Status(); !strings.Contains(s.Detail, "etcd http://127.0.0.1:1 failing") {
+	s := w.Status()
+	if !strings.Contains(s.Detail, "etcd http://127.0.0.1:1 unreachable") {
 		t.Errorf("detail %q", s.Detail)
 	}
+	if len(s.Stale) != 1 || s.Stale[0].Kind != SourceEtcd || s.Stale[0].Name != "etcd http://127.0.0.1:1" ||
+		s.Stale[0].Reason != "no connection within --etcd-dial-timeout 50ms" || s.Stale[0].Since.IsZero() {
+		t.Errorf("stale %+v", s.Stale)
+	}
+}
+
+// TestWatchEtcdStaleWhileUnreachableThenRecovers: the connection to a real
+// etcd is cut mid-watch (through a proxy, so that it can come back on the same
+// address): the watcher reports etcd unreachable and stale, with the reason and
+// the time; a key changed meanwhile is not seen by the watch, but when etcd
+// answers again the watch restarts and reports one change (the collection
+// re-reads the keys), and later changes are watched again.
+func TestWatchEtcdStaleWhileUnreachableThenRecovers(t *testing.T) {
+	e := kubeenv.StartEtcd(t)
+	p := newFlakyProxy(t, strings.TrimPrefix(e.Endpoint, "http://"))
+	f := newFakeWatchKube()
+	w, _ := startTestWatch(t, f, CollectOptions{Namespace: "ns", Etcd: EtcdOptions{Endpoints: []string{"http://" + p.addr}, DialTimeout: 300 * time.Millisecond}})
+	waitStatus(t, w, "the etcd watch", func(s WatchStatus) bool { return s.State == WatchWatching && etcdWatchState(w) == "watching" })
+
+	p.down()
+	cut := time.Now()
+	s := waitStatus(t, w, "etcd unreachable", func(s WatchStatus) bool { return len(s.Stale) > 0 })
+	name := "etcd http://" + p.addr
+	if s.State != WatchDegraded || !strings.Contains(s.Detail, name+" unreachable") {
+		t.Errorf("status %+v, want degraded naming %s unreachable", s, name)
+	}
+	st := s.Stale[0]
+	if st.Kind != SourceEtcd || st.Name != name || st.Reason != "connection lost, not back within --etcd-dial-timeout 300ms" ||
+		st.Since.Before(cut) {
+		t.Errorf("stale %+v (cut at %s)", st, cut)
+	}
+	// Changed while unreachable: nothing can report it yet.
+	putAll(t, e.Endpoint, map[string]string{"v1/mdc/dynamo/backend/generate/2a": `{"changed":"while down"}`})
+	idle(t, w, 500*time.Millisecond)
+
+	p.up(t)
+	n := nextChange(t, w) // the re-read after the return
+	s = waitStatus(t, w, "the watch back", func(s WatchStatus) bool { return s.State == WatchWatching })
+	if len(s.Stale) != 0 || s.Detail != "" {
+		t.Errorf("after the return: %+v (notice %+v)", s, n)
+	}
+	putAll(t, e.Endpoint, map[string]string{"v1/instances/dynamo/backend/generate/2a": `{"after":"return"}`})
+	nextChange(t, w)
+}
+
+// waitStatus polls the watcher's status until ok (bounded, for correctness only).
+func waitStatus(t *testing.T, w *Watcher, what string, ok func(WatchStatus) bool) WatchStatus {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if s := w.Status(); ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: status %+v", what, w.Status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// flakyProxy forwards TCP connections to target; down closes its listener and
+// every connection (the endpoint is unreachable), up listens again on the same
+// address.
+type flakyProxy struct {
+	addr, target string
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        []net.Conn
+	wg           sync.WaitGroup
+}
+
+func newFlakyProxy(t *testing.T, target string) *flakyProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &flakyProxy{addr: ln.Addr().String(), target: target}
+	p.serve(ln)
+	t.Cleanup(func() { p.down(); p.wg.Wait() })
+	return p
+}
+
+func (p *flakyProxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			p.wg.Go(func() { _, _ = io.Copy(up, c); _ = up.Close() })
+			p.wg.Go(func() { _, _ = io.Copy(c, up); _ = c.Close() })
+		}
+	})
+}
+
+func (p *flakyProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *flakyProxy) up(t *testing.T) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	for range 50 { // the closed port may linger a moment
+		if ln, err = net.Listen("tcp", p.addr); err == nil {
+			p.serve(ln)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("listen again on %s: %v", p.addr, err)
 }
 
 func etcdWatchState(w *Watcher) string {

@@ -35,7 +35,14 @@ func (m *Model) header() string {
 	}
 	lines := []string{fit(line1, c.width), fit(line2, c.width), fit(m.sourcesLine(), c.width)}
 	if d := m.degraded(); d != "" {
-		lines = append(lines, fit(st.Degraded.Render("!! DEGRADED: "+d), c.width))
+		// Wrapped (at most 3 lines): the reason and the next step must show.
+		dl := wrap("!! DEGRADED: "+d, c.width)
+		if len(dl) > 3 {
+			dl = append(dl[:2], strings.Join(dl[2:], " "))
+		}
+		for _, l := range dl {
+			lines = append(lines, fit(st.Degraded.Render(l), c.width))
+		}
 	}
 	return strings.Join(lines, "\n")
 }
@@ -60,9 +67,12 @@ func (m *Model) sourcesLine() string {
 		if !src.At.IsZero() {
 			p += " " + src.At.UTC().Format(time.TimeOnly) + " (" + age(now.Sub(src.At)) + ")"
 		}
-		if src.Degraded {
+		switch {
+		case m.stale(src.Kind) != nil:
+			p = st.Bad.Render("✗ " + p + " STALE")
+		case src.Degraded:
 			p = st.Bad.Render("✗ " + p)
-		} else {
+		default:
 			p = st.Good.Render("✓") + " " + p
 		}
 		parts = append(parts, p)
@@ -119,10 +129,66 @@ func (m *Model) degraded() string {
 			parts = append(parts, p)
 		}
 	}
-	if m.watch.State == "degraded" {
-		parts = append(parts, "watch ("+m.watch.Detail+"; those changes show only on a refresh, r)")
+	for _, s := range m.watch.Stale {
+		p := s.Name + " unreachable since " + s.Since.UTC().Format(time.TimeOnly)
+		if s.Reason != "" {
+			p += " (" + s.Reason + ")"
+		}
+		p += ": the " + staleWhat(s.Kind) + " shown"
+		if at := m.sourceAt(s.Kind); !at.IsZero() {
+			p += " was read at " + at.UTC().Format(time.TimeOnly) + " and"
+		}
+		p += " may be stale; it is re-read when " + string(s.Kind) + " answers again"
+		parts = append(parts, p)
+	}
+	if d := m.watchDetailNotStale(); m.watch.State == "degraded" && d != "" {
+		parts = append(parts, "watch ("+d+"; those changes show only on a refresh, r)")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// stale returns the stale watched source of that kind, nil when it answers.
+func (m *Model) stale(kind inspect.SourceKind) *inspect.StaleSource {
+	for i := range m.watch.Stale {
+		if m.watch.Stale[i].Kind == kind {
+			return &m.watch.Stale[i]
+		}
+	}
+	return nil
+}
+
+// sourceAt is when the data shown was read from a source (zero if unknown).
+func (m *Model) sourceAt(kind inspect.SourceKind) time.Time {
+	for _, src := range m.c.data.Snapshot.Sources {
+		if src.Kind == kind {
+			return src.At
+		}
+	}
+	return time.Time{}
+}
+
+// watchDetailNotStale is the watch detail without the stale sources (shown on
+// their own).
+func (m *Model) watchDetailNotStale() string {
+	var keep []string
+	for _, part := range strings.Split(m.watch.Detail, ", ") {
+		stale := false
+		for _, s := range m.watch.Stale {
+			stale = stale || part == s.Name+" unreachable"
+		}
+		if part != "" && !stale {
+			keep = append(keep, part)
+		}
+	}
+	return strings.Join(keep, ", ")
+}
+
+// staleWhat names what a stale source provides.
+func staleWhat(kind inspect.SourceKind) string {
+	if kind == inspect.SourceEtcd {
+		return "discovery data (etcd)"
+	}
+	return string(kind) + " data"
 }
 
 // age prints a duration as 4s, 3m, 2h, 5d ago-style (without "ago").

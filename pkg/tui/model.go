@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
 // Minimum terminal size; below it the dashboard shows only a message.
@@ -60,6 +62,10 @@ type WatchUpdate struct {
 	// State is the watch state shown in the header ("watching", "re-listing",
 	// "degraded"), Detail what it concerns.
 	State, Detail string
+	// Stale are the watched sources that stopped answering (the discovery etcd
+	// unreachable): the header marks their data stale, with since when and
+	// why, until they answer again (then the data is reloaded).
+	Stale []inspect.StaleSource
 }
 
 // WatchMsg carries a WatchUpdate into Update.
@@ -304,7 +310,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.watch = WatchUpdate{State: "stopped"}
 			return m, nil
 		}
-		m.watch = WatchUpdate{State: msg.Update.State, Detail: msg.Update.Detail}
+		m.watch = WatchUpdate{State: msg.Update.State, Detail: msg.Update.Detail, Stale: msg.Update.Stale}
 		var cmd tea.Cmd
 		if msg.Update.Changed {
 			cmd = m.reload()

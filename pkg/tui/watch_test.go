@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
 // fakeWatch is an Options.Watch fed by the test.
@@ -201,5 +203,75 @@ func TestWatchPollsMetricsOnSchedule(t *testing.T) {
 	_, cmd := m.Update(tickMsg{gen: m.gen})
 	if cmd != nil || polls != 1 {
 		t.Errorf("a tick during a load was not dropped")
+	}
+}
+
+// TestWatchStaleSource: a watched source that stopped answering (the
+// discovery etcd unreachable) is marked STALE in the sources line, and the
+// DEGRADED line says which endpoint, since when, why, and when the data shown
+// was read; when it answers again the watch reports a change, the data is
+// reloaded and the marks go.
+func TestWatchStaleSource(t *testing.T) {
+	data := exampleData(t, "etcd-discovery-v1alpha1.yaml")
+	// As read live: a Kubernetes and an etcd source.
+	etcdAt := data.Snapshot.CollectedAt
+	data.Snapshot.Sources = []inspect.SourceStatus{{Kind: inspect.SourceKubernetes, At: etcdAt}, {Kind: inspect.SourceEtcd, At: etcdAt}}
+	var mu sync.Mutex
+	loads := 0
+	fw := newFakeWatch()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := New(Options{Initial: data, Now: nowAfter(data), Context: ctx, Watch: fw.watch,
+		Load: func(contextLike) (*Data, error) { mu.Lock(); loads++; mu.Unlock(); return data, nil }})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	d := newDriver(t, m)
+	d.start(m.Init())
+	isWatch := func(msg tea.Msg) bool { _, ok := msg.(WatchMsg); return ok }
+	isData := func(msg tea.Msg) bool { _, ok := msg.(DataMsg); return ok }
+	since := etcdAt.Add(3 * time.Second)
+	const name = "etcd http://10.0.0.5:2379"
+	fw.ch <- WatchUpdate{State: "degraded", Detail: name + " unreachable",
+		Stale: []inspect.StaleSource{{Kind: inspect.SourceEtcd, Name: name, Reason: "connection lost, not back within --etcd-dial-timeout 5s", Since: since}}}
+	d.until(isWatch)
+	d.quiet()
+	v := m.View()
+	flat := strings.Join(strings.Fields(v), " ")
+	for _, want := range []string{
+		"✗ etcd " + etcdAt.UTC().Format(time.TimeOnly) + " (5s ago) STALE",
+		"✗ watch degraded (" + name + " unreachable)",
+		"!! DEGRADED: " + name + " unreachable since " + since.UTC().Format(time.TimeOnly) +
+			" (connection lost, not back within --etcd-dial-timeout 5s): the discovery data (etcd) shown was read at " +
+			etcdAt.UTC().Format(time.TimeOnly) + " and may be stale; it is re-read when etcd answers again",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "those changes show only on a refresh") {
+		t.Errorf("the stale source is also reported as an unwatched resource:\n%s", v)
+	}
+	mu.Lock()
+	if loads != 0 {
+		t.Errorf("%d loads while etcd is unreachable (the data shown is kept)", loads)
+	}
+	mu.Unlock()
+
+	// Back: a change (the keys are re-read), no stale mark.
+	fw.ch <- WatchUpdate{Changed: true, State: "watching"}
+	d.until(isData)
+	d.quiet()
+	mu.Lock()
+	defer mu.Unlock()
+	if v := m.View(); loads != 1 || strings.Contains(v, "STALE") || strings.Contains(v, "DEGRADED") || !strings.Contains(v, "⟳ watching") {
+		t.Errorf("after etcd answered again: %d loads (want 1)\n%s", loads, v)
+	}
+
+	// Another unwatched resource next to the stale source is still reported.
+	fw.ch <- WatchUpdate{State: "degraded", Detail: "events forbidden, " + name + " unreachable",
+		Stale: []inspect.StaleSource{{Kind: inspect.SourceEtcd, Name: name, Since: since}}}
+	d.until(isWatch)
+	if flat := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(flat, "watch (events forbidden; those changes show only on a refresh, r)") ||
+		strings.Contains(flat, "watch (events forbidden, "+name) {
+		t.Errorf("mixed degradation:\n%s", m.View())
 	}
 }

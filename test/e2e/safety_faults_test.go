@@ -28,8 +28,9 @@ type faultCase struct {
 	// frontend, when set, is started and its URL passed as --frontend-url.
 	frontend *fakefrontend.Config
 	wantCode int
-	// wantOut and wantErr are substrings of stdout and stderr.
-	wantOut, wantErr []string
+	// wantOut and wantErr are substrings of stdout and stderr ("{server}" is
+	// the API server URL the plugin was given); notErr must not be in stderr.
+	wantOut, wantErr, notErr []string
 	// within bounds the run's duration.
 	within time.Duration
 }
@@ -72,15 +73,23 @@ func TestSafetyFaults(t *testing.T) {
 			args: []string{"--no-frontend", "--request-timeout", "1s"}, wantCode: 1,
 			wantErr: []string{"the API server did not answer in time", "raise --request-timeout"}, within: 15 * time.Second},
 		// The API server goes away after discovery (the three discovery GETs
-		// run first, concurrently): nothing can be listed.
+		// run first, concurrently): nothing can be listed. client-go retries
+		// the closed connections (EOF) until --request-timeout; the message
+		// says the server is unreachable, names it and points at the cluster
+		// and the kubeconfig context, not at --request-timeout.
 		{name: "api-gone-after-discovery", proxy: func(p *apiProxy) { p.GoneAfter = 3 },
 			args: []string{"--no-frontend", "--request-timeout", "2s"}, wantCode: 1,
-			wantErr: []string{"no DynamoGraphDeployment could be read", "listing dynamographdeployments.nvidia.com in namespace serving timed out"}, within: 30 * time.Second},
+			wantErr: []string{"no DynamoGraphDeployment could be read: ", "listing dynamographdeployments.nvidia.com in namespace serving failed: " +
+				"the API server of context faulty ({server}) is unreachable, connection closed without an answer (EOF) on every attempt until the request timed out: ",
+				"; check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)"},
+			notErr: []string{"raise --request-timeout", "timed out ("}, within: 30 * time.Second},
 		// Only the pod LISTs die (connection closed): the deployments are read,
 		// the workers are not, and an empty table must not pass as "no findings".
 		{name: "api-pods-gone", proxy: func(p *apiProxy) { p.Drop = []string{"/pods"} },
 			args: []string{"--no-frontend", "--request-timeout", "2s"}, wantCode: 1,
-			wantErr: []string{"none of their worker pods could be", "listing pods in namespace serving timed out"}, within: 30 * time.Second},
+			wantErr: []string{"none of their worker pods could be",
+				"listing pods in namespace serving failed: the API server of context faulty ({server}) is unreachable, connection closed without an answer (EOF)"},
+			notErr: []string{"raise --request-timeout"}, within: 30 * time.Second},
 		{name: "list-continue-expired-once", proxy: func(p *apiProxy) { p.PageLimit = 1; p.ExpireContinue = 1 },
 			args: []string{"--no-frontend"}, wantCode: 2, wantOut: []string{"PrefillDomainWithoutDecode"}},
 		// Every continue token expires: the LIST is restarted once, then the
@@ -152,8 +161,13 @@ func runFault(t *testing.T, e *kubeenv.Env, upstream *rest.Config, c faultCase) 
 		}
 	}
 	for _, w := range c.wantErr {
-		if !strings.Contains(r.Stderr, w) {
+		if w = strings.ReplaceAll(w, "{server}", p.URL); !strings.Contains(r.Stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
+		}
+	}
+	for _, w := range c.notErr {
+		if strings.Contains(r.Stderr, w) {
+			t.Errorf("stderr has %q:\n%s", w, r.Stderr)
 		}
 	}
 	if c.within > 0 && elapsed > c.within {

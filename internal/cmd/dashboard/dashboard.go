@@ -296,7 +296,7 @@ func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
 		if w, err := inspect.StartWatch(ctx, *o.live, inspect.WatchOptions{}); err == nil {
 			watch = func(ctx context.Context) (tui.WatchUpdate, bool) {
 				n, ok := w.Next(ctx)
-				return tui.WatchUpdate{Changed: n.Changed, State: string(n.Status.State), Detail: n.Status.Detail}, ok
+				return tui.WatchUpdate{Changed: n.Changed, State: string(n.Status.State), Detail: n.Status.Detail, Stale: n.Status.Stale}, ok
 			}
 			if w.Status().State != inspect.WatchDegraded {
 				poll = o.poll

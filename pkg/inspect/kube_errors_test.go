@@ -1,0 +1,175 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+// TestUnreachableCause: connection-level failures (no connection, or a
+// connection closed without an answer, also when client-go retried it until the
+// request timeout) are told apart from an API server that answers slowly or
+// answers an error.
+func TestUnreachableCause(t *testing.T) {
+	get := func(err error) error { return &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis", Err: err} }
+	dial := func(err error) error { return get(&net.OpError{Op: "dial", Net: "tcp", Err: err}) }
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string // "" = not unreachable
+	}{
+		{"refused", nil, dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), "connection refused"},
+		{"no route", nil, dial(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), "no route to host"},
+		{"network unreachable", nil, dial(os.NewSyscallError("connect", syscall.ENETUNREACH)), "network unreachable"},
+		{"unknown host", nil, dial(&net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}), "host api.example not found"},
+		{"dial timeout", nil, dial(&timeoutErr{}), "no connection before the timeout"},
+		{"EOF", nil, get(io.EOF), "connection closed without an answer (EOF)"},
+		{"reset", nil, get(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), "connection reset"},
+		{"http2 lost", nil, get(errors.New("http2: client connection lost")), "connection lost"},
+		// client-go's wrapPreviousError: the EOF is only in the text.
+		{"EOF retried until the timeout", nil,
+			fmt.Errorf("%w - error from a previous attempt: EOF", get(context.DeadlineExceeded)),
+			"connection closed without an answer (EOF) on every attempt until the request timed out"},
+		{"reset retried", nil,
+			fmt.Errorf("%w - error from a previous attempt: read tcp 127.0.0.1:5->127.0.0.1:6: read: connection reset by peer", get(context.DeadlineExceeded)),
+			"connection reset on every attempt until the request timed out"},
+		// Slow answers are timeouts, not unreachable.
+		{"slow", nil, get(errors.New("context deadline exceeded (Client.Timeout exceeded while awaiting headers)")), ""},
+		{"deadline", nil, context.DeadlineExceeded, ""},
+		{"timeout retried after a timeout", nil,
+			fmt.Errorf("%w - error from a previous attempt: net/http: timeout awaiting response headers", get(context.DeadlineExceeded)), ""},
+		// The server answered.
+		{"forbidden", nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no")), ""},
+		{"server timeout", nil, apierrors.NewServerTimeout(schema.GroupResource{Resource: "pods"}, "list", 1), ""},
+		// Ctrl-C is not the server's fault.
+		{"cancelled", cancelled, get(io.EOF), ""},
+	}
+	for _, c := range cases {
+		ctx := c.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		got, ok := unreachableCause(ctx, c.err)
+		if ok != (c.want != "") || got != c.want {
+			t.Errorf("%s: unreachableCause(%v) = %q, %v; want %q", c.name, c.err, got, ok, c.want)
+		}
+	}
+}
+
+type timeoutErr struct{}
+
+func (*timeoutErr) Error() string   { return "i/o timeout" }
+func (*timeoutErr) Timeout() bool   { return true }
+func (*timeoutErr) Temporary() bool { return true }
+
+func TestAPIServerName(t *testing.T) {
+	for detail, want := range map[string]string{
+		"":                          "the API server",
+		"(https://10.0.0.1:6443)":   "the API server (https://10.0.0.1:6443)",
+		"prod (https://10.0.0.1:1)": "the API server of context prod (https://10.0.0.1:1)",
+	} {
+		if got := apiServerName(detail); got != want {
+			t.Errorf("apiServerName(%q) = %q, want %q", detail, got, want)
+		}
+	}
+}
+
+// goneAfterDiscovery answers the three discovery GETs like a cluster serving
+// the Dynamo CRDs and closes every later connection without an answer: the API
+// server went away mid-run.
+func goneAfterDiscovery(t *testing.T) *httptest.Server {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 3 || !strings.HasPrefix(r.URL.Path, "/apis/") || strings.Count(r.URL.Path, "/") != 3 {
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		gv := strings.TrimPrefix(r.URL.Path, "/apis/")
+		res := `[]`
+		if gv == "nvidia.com/v1beta1" {
+			res = `[{"name":"dynamographdeployments","namespaced":true,"kind":"DynamoGraphDeployment","verbs":["get","list","watch"]}]`
+		}
+		fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":%s}`, gv, res)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestCollectAPIServerGoneSaysUnreachable: every LIST meets a closed
+// connection; client-go retries the EOF until the request timeout. The notes
+// say the API server is unreachable, name it and point at the cluster and the
+// kubeconfig context, instead of advising a longer --request-timeout.
+func TestCollectAPIServerGoneSaysUnreachable(t *testing.T) {
+	srv := goneAfterDiscovery(t)
+	b, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: srv.URL, Timeout: time.Second},
+		Context: "prod", Namespace: "inf", NoFrontend: true, NoEtcd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dgd string
+	for _, n := range b.Notes {
+		if strings.Contains(n.Message, "listing dynamographdeployments") {
+			dgd = n.Message
+		}
+		if strings.Contains(n.Message, "raise --request-timeout") {
+			t.Errorf("note advises --request-timeout for an unreachable server: %s", n.Message)
+		}
+	}
+	want := "listing dynamographdeployments.nvidia.com in namespace inf failed: the API server of context prod (" + srv.URL +
+		") is unreachable, connection closed without an answer (EOF)"
+	if !strings.HasPrefix(dgd, want) || !strings.Contains(dgd, "check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)") {
+		t.Errorf("DGD note:\n%s\nwant it to start with\n%s", dgd, want)
+	}
+	if !b.Sources[0].Degraded || !strings.Contains(b.Sources[0].Message, "dynamographdeployments.nvidia.com unreachable") {
+		t.Errorf("source %+v", b.Sources[0])
+	}
+}
+
+// TestCollectAPIServerRefusedSaysUnreachable: no API server at the address:
+// the discovery error says so, with the address.
+func TestCollectAPIServerRefusedSaysUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "https://" + ln.Addr().String()
+	_ = ln.Close()
+	_, err = Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: host, Timeout: 5 * time.Second}, Namespace: "inf", NoFrontend: true, NoEtcd: true})
+	want := "read API discovery for nvidia.com/v1beta1: the API server (" + host + ") is unreachable, connection refused: check the cluster is reachable"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v\nwant %q", err, want)
+	}
+}
+
+// TestCollectAPIServerSlowKeepsTimeoutAdvice: a server that answers too
+// slowly is a timeout, and the message keeps the --request-timeout advice.
+func TestCollectAPIServerSlowKeepsTimeoutAdvice(t *testing.T) {
+	srv := slowAPIServer(t, "v1beta1")
+	_, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: srv.URL, Timeout: 300 * time.Millisecond}, Namespace: "inf", NoFrontend: true, NoEtcd: true})
+	if err == nil || !strings.Contains(err.Error(), "the API server did not answer in time") || !strings.Contains(err.Error(), "raise --request-timeout") ||
+		strings.Contains(err.Error(), "is unreachable,") {
+		t.Errorf("err = %v", err)
+	}
+}
