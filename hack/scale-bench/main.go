@@ -55,7 +55,7 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	root, err := moduleRoot()
+	root, err := scalefixture.ModuleRoot()
 	if err != nil {
 		fatal(err)
 	}
@@ -80,7 +80,7 @@ func main() {
 	if err := build.Run(); err != nil {
 		fatal(fmt.Errorf("go build: %w", err))
 	}
-	logf("built %s in %s", plugin, since(t0))
+	scalefixture.Logf("built %s in %s", plugin, since(t0))
 
 	t0 = time.Now()
 	env, err := kubeenv.StartShared(kubeenv.Options{CRDs: []string{*crds}, AuditLog: true})
@@ -89,13 +89,13 @@ func main() {
 	}
 	defer func() {
 		if err := env.Stop(); err != nil {
-			logf("stop: %v", err)
+			scalefixture.Logf("stop: %v", err)
 		}
 	}()
-	logf("control plane up in %s (%s)", since(t0), env.Dir)
+	scalefixture.Logf("control plane up in %s (%s)", since(t0), env.Dir)
 
 	if err := bench(env, plugin, kubectlPath, *nodes, sizes, *runs, *workers); err != nil {
-		logf("FAILED: %v\n%s", err, env.LogTails(20))
+		scalefixture.Logf("FAILED: %v\n%s", err, env.LogTails(20))
 		_ = env.Stop()
 		os.Exit(1) //nolint:gocritic // the control plane was stopped just above
 	}
@@ -144,7 +144,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 	if err := scalefixture.Parallel(nodes, workers, func(i int) error { return scalefixture.CreateNode(ctx, cs, i) }); err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
-	logf("created %d nodes in %s", nodes, since(t0))
+	scalefixture.Logf("created %d nodes in %s", nodes, since(t0))
 
 	var results []*result
 	have := 0
@@ -164,7 +164,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 				return fmt.Errorf("dwm %d: %w", i, err)
 			}
 			if n := created.Add(1); n%2000 == 0 {
-				logf("  %d/%d pods+DWMs (%s)", n, size-have, since(t0))
+				scalefixture.Logf("  %d/%d pods+DWMs (%s)", n, size-have, since(t0))
 			}
 			return nil
 		})
@@ -172,7 +172,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 			return err
 		}
 		r := &result{size: size, pods: size, dwms: size, nodes: nodes, createTime: time.Since(t0)}
-		logf("size %d: created %d pods (+status) and %d DWMs in %s", size, size-have, size-have, since(t0))
+		scalefixture.Logf("size %d: created %d pods (+status) and %d DWMs in %s", size, size-have, size-have, since(t0))
 		have = size
 
 		// Warm-up (discovery caches, page cache) -- not measured.
@@ -189,7 +189,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 			return fmt.Errorf("topology: %w\n%s", err, out)
 		}
 		lines := strings.SplitN(string(out), "\n", 16)
-		logf("  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
+		scalefixture.Logf("  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
 		for k := 0; k < runs; k++ {
 			// kubectl baseline
 			off, err := env.AuditOffset()
@@ -229,7 +229,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 			r.pluginRSS = append(r.pluginRSS, m.maxRSS)
 			r.pluginReqs = append(r.pluginReqs, n)
 			r.pluginReqDetail = detail
-			logf("  run %d: kubectl %s (%d req, %d MiB)  plugin %s (%d req, %d MiB)", k+1,
+			scalefixture.Logf("  run %d: kubectl %s (%d req, %d MiB)  plugin %s (%d req, %d MiB)", k+1,
 				r.kubectlTimes[k].Round(time.Millisecond), r.kubectlReqs[k], r.kubectlRSS[k]>>10,
 				r.pluginTimes[k].Round(time.Millisecond), r.pluginReqs[k], r.pluginRSS[k]>>10)
 		}
@@ -388,25 +388,9 @@ func parseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", fmt.Errorf("run from inside the kubectl-dynamo module")
-	}
-	return filepath.Dir(mod), nil
-}
-
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
 
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
-}
-
 func fatal(err error) {
-	logf("scale-bench: %v", err)
+	scalefixture.Logf("scale-bench: %v", err)
 	os.Exit(1)
 }

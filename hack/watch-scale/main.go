@@ -72,7 +72,7 @@ func main() {
 	if runtime.GOOS != "linux" {
 		fatal(errors.New("watch-scale reads /proc: Linux only"))
 	}
-	root, err := moduleRoot()
+	root, err := scalefixture.ModuleRoot()
 	if err != nil {
 		fatal(err)
 	}
@@ -104,20 +104,20 @@ func runAll(root, tmp, crds string, cfg config) error {
 			return fmt.Errorf("go build %s: %w", b[1], err)
 		}
 	}
-	logf("built %s and %s in %s", cfg.plugin, cfg.driver, since(t0))
+	scalefixture.Logf("built %s and %s in %s", cfg.plugin, cfg.driver, since(t0))
 
 	t0 = time.Now()
 	env, err := kubeenv.StartShared(kubeenv.Options{CRDs: []string{crds}})
 	if err != nil {
 		return err
 	}
-	logf("control plane up in %s (%s)", since(t0), env.Dir)
+	scalefixture.Logf("control plane up in %s (%s)", since(t0), env.Dir)
 	err = measure(env, cfg)
 	if err != nil {
-		logf("FAILED: %v\n%s", err, env.LogTails(20))
+		scalefixture.Logf("FAILED: %v\n%s", err, env.LogTails(20))
 	}
 	if serr := env.Stop(); serr != nil {
-		logf("stop: %v", serr)
+		scalefixture.Logf("stop: %v", serr)
 	}
 	return err
 }
@@ -232,7 +232,7 @@ func measure(env *kubeenv.Env, c config) error {
 			return fmt.Errorf("%s showed nothing within 15 minutes", v.name)
 		}
 		_, w, _ := v.state()
-		logf("%s ready after %s: %d workers (pid %d)", v.name, since(t0), w, v.pid)
+		scalefixture.Logf("%s ready after %s: %d workers (pid %d)", v.name, since(t0), w, v.pid)
 		if w != c.pods {
 			return fmt.Errorf("%s shows %d workers, want %d", v.name, w, c.pods)
 		}
@@ -268,7 +268,7 @@ func measure(env *kubeenv.Env, c config) error {
 	// patch changes the pod (a new label value, or the Ready condition
 	// flipped), so each is one MODIFIED event on every pod watch. ready tracks
 	// the Ready condition the harness set, to know when a view shows the end.
-	logf("generating %d watch events at %.0f/s", c.events, c.rate)
+	scalefixture.Logf("generating %d watch events at %.0f/s", c.events, c.rate)
 	ready := make([]bool, c.pods)
 	for i := range ready {
 		ready[i] = true
@@ -283,7 +283,7 @@ func measure(env *kubeenv.Env, c config) error {
 					patchErr.CompareAndSwap(nil, &err)
 				}
 				if n := done.Add(1); n%1000 == 0 {
-					logf("  %d/%d events (%s, %.1f/s)", n, c.events, since(began), float64(n)/time.Since(began).Seconds())
+					scalefixture.Logf("  %d/%d events (%s, %.1f/s)", n, c.events, since(began), float64(n)/time.Since(began).Seconds())
 				}
 			}
 		})
@@ -316,7 +316,7 @@ func measure(env *kubeenv.Env, c config) error {
 			wantReady++
 		}
 	}
-	logf("%d events in %s (%.1f/s); waiting for both views to show the end state (%d ready workers)",
+	scalefixture.Logf("%d events in %s (%.1f/s); waiting for both views to show the end state (%d ready workers)",
 		c.events, eventsTime.Round(100*time.Millisecond), float64(c.events)/eventsTime.Seconds(), wantReady)
 
 	// Settle: each view shows the final number of ready workers.
@@ -325,11 +325,11 @@ func measure(env *kubeenv.Env, c config) error {
 		for {
 			_, _, r := v.state()
 			if r == wantReady {
-				logf("%s shows the end state %s after the last event", v.name, since(lastEvent))
+				scalefixture.Logf("%s shows the end state %s after the last event", v.name, since(lastEvent))
 				break
 			}
 			if time.Now().After(deadline) {
-				logf("%s still shows %d ready workers %s after the last event, want %d", v.name, r, c.settle, wantReady)
+				scalefixture.Logf("%s still shows %d ready workers %s after the last event, want %d", v.name, r, c.settle, wantReady)
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -358,7 +358,7 @@ func populate(ctx context.Context, env *kubeenv.Env, cs kubernetes.Interface, dy
 	if err := scalefixture.Parallel(c.nodes, c.workers, func(i int) error { return scalefixture.CreateNode(ctx, cs, i) }); err != nil {
 		return 0, fmt.Errorf("nodes: %w", err)
 	}
-	logf("created %d nodes in %s", c.nodes, since(t0))
+	scalefixture.Logf("created %d nodes in %s", c.nodes, since(t0))
 	if err := scalefixture.ApplyDGD(ctx, env, c.pods); err != nil {
 		return 0, fmt.Errorf("dgd: %w", err)
 	}
@@ -372,14 +372,14 @@ func populate(ctx context.Context, env *kubeenv.Env, cs kubernetes.Interface, dy
 			return fmt.Errorf("dwm %d: %w", i, err)
 		}
 		if n := created.Add(1); n%2000 == 0 {
-			logf("  %d/%d pods+DWMs (%s)", n, c.pods, since(t0))
+			scalefixture.Logf("  %d/%d pods+DWMs (%s)", n, c.pods, since(t0))
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	logf("created %d pods (+status) and %d DWMs in %s", c.pods, c.pods, since(t0))
+	scalefixture.Logf("created %d pods (+status) and %d DWMs in %s", c.pods, c.pods, since(t0))
 	return time.Since(t0), nil
 }
 
@@ -428,7 +428,7 @@ func startTopology(c config, kc string) (*view, error) {
 			}
 			if err := dec.Decode(&r); err != nil {
 				if !errors.Is(err, io.EOF) {
-					logf("topology --watch output: %v", err)
+					scalefixture.Logf("topology --watch output: %v", err)
 				}
 				_, _ = io.Copy(io.Discard, out)
 				return
@@ -472,7 +472,7 @@ func startDashboard(c config, kc string) (*view, error) {
 				}
 				v.update(n, r, errText)
 			case len(f) >= 1 && f[0] == "watch":
-				logf("dashboard: %s", sc.Text())
+				scalefixture.Logf("dashboard: %s", sc.Text())
 			}
 		}
 		_, _ = io.Copy(io.Discard, out)
@@ -620,25 +620,9 @@ func writeSamples(path string, vs []*view, series [][]sample) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run from inside the kubectl-dynamo module")
-	}
-	return filepath.Dir(mod), nil
-}
-
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
 
-func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
-}
-
 func fatal(err error) {
-	logf("watch-scale: %v", err)
+	scalefixture.Logf("watch-scale: %v", err)
 	os.Exit(1)
 }

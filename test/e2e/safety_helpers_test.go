@@ -417,3 +417,20 @@ func (p *tcpProxy) Cut() {
 
 // Sent is the number of bytes forwarded from target to the clients.
 func (p *tcpProxy) Sent() int64 { return p.sent.Load() }
+
+// auditResource names an audited request's resource ("pods", "services/proxy",
+// "(non-resource)") and fails the test when who read a Secret or ConfigMap.
+func auditResource(t *testing.T, ev kubeenv.AuditEvent, who string) string {
+	t.Helper()
+	res := "(non-resource)"
+	if ev.ObjectRef != nil {
+		res = ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			res += "/" + ev.ObjectRef.Subresource
+		}
+		if res == "secrets" || res == "configmaps" {
+			t.Errorf("%s read %s: %s %s", who, res, ev.Verb, ev.RequestURI)
+		}
+	}
+	return res
+}

@@ -128,16 +128,7 @@ func TestSafetyReadOnlyEveryCommand(t *testing.T) {
 		if ev.User != user {
 			continue
 		}
-		res := "(non-resource)"
-		if ev.ObjectRef != nil {
-			res = ev.ObjectRef.Resource
-			if ev.ObjectRef.Subresource != "" {
-				res += "/" + ev.ObjectRef.Subresource
-			}
-			if res == "secrets" || res == "configmaps" {
-				t.Errorf("the plugin read %s: %s %s", res, ev.Verb, ev.RequestURI)
-			}
-		}
+		res := auditResource(t, ev, "the plugin")
 		resources[ev.Verb+" "+res]++
 	}
 	t.Logf("SAFETY-FIGURE audited-requests=%d commands=%d by verb+resource: %v", total, len(runs)+2, sortedCounts(resources))

@@ -2,7 +2,11 @@ package scalefixture
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -286,3 +290,21 @@ func Parallel(n, workers int, f func(i int) error) error {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ModuleRoot is the directory of the kubectl-dynamo module the harness runs in.
+func ModuleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("run from inside the kubectl-dynamo module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// Logf prints a time-stamped progress line on standard error.
+func Logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
