@@ -29,9 +29,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/scalefixture"
@@ -115,16 +112,7 @@ type result struct {
 
 func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int, runs, workers int) error {
 	ctx := context.Background()
-	cfg := rest.CopyConfig(env.RESTConfig)
-	cfg.QPS, cfg.Burst = 500, 1000
-	pcfg := rest.CopyConfig(cfg)
-	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
-	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(pcfg)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cs, dyn, err := scalefixture.Clients(env)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/scalefixture"
@@ -178,16 +177,7 @@ type sample struct {
 
 func measure(env *kubeenv.Env, c config) error {
 	ctx := context.Background()
-	rc := rest.CopyConfig(env.RESTConfig)
-	rc.QPS, rc.Burst = 500, 1000
-	pcfg := rest.CopyConfig(rc)
-	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
-	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(pcfg)
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(rc)
+	cs, dyn, err := scalefixture.Clients(env)
 	if err != nil {
 		return err
 	}

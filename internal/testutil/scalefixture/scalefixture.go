@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 )
@@ -307,4 +308,23 @@ func ModuleRoot() (string, error) {
 // Logf prints a time-stamped progress line on standard error.
 func Logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+// Clients returns fast clients for creating the objects: QPS 500 / burst 1000,
+// protobuf for the core types.
+func Clients(env *kubeenv.Env) (kubernetes.Interface, dynamic.Interface, error) {
+	rc := rest.CopyConfig(env.RESTConfig)
+	rc.QPS, rc.Burst = 500, 1000
+	pcfg := rest.CopyConfig(rc)
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(pcfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, dyn, nil
 }
