@@ -77,7 +77,7 @@ func main() {
 	if err := build.Run(); err != nil {
 		fatal(fmt.Errorf("go build: %w", err))
 	}
-	scalefixture.Logf("built %s in %s", plugin, since(t0))
+	scalefixture.Logf(os.Stderr, "built %s in %s", plugin, since(t0))
 
 	t0 = time.Now()
 	env, err := kubeenv.StartShared(kubeenv.Options{CRDs: []string{*crds}, AuditLog: true})
@@ -86,13 +86,13 @@ func main() {
 	}
 	defer func() {
 		if err := env.Stop(); err != nil {
-			scalefixture.Logf("stop: %v", err)
+			scalefixture.Logf(os.Stderr, "stop: %v", err)
 		}
 	}()
-	scalefixture.Logf("control plane up in %s (%s)", since(t0), env.Dir)
+	scalefixture.Logf(os.Stderr, "control plane up in %s (%s)", since(t0), env.Dir)
 
 	if err := bench(env, plugin, kubectlPath, *nodes, sizes, *runs, *workers); err != nil {
-		scalefixture.Logf("FAILED: %v\n%s", err, env.LogTails(20))
+		scalefixture.Logf(os.Stderr, "FAILED: %v\n%s", err, env.LogTails(20))
 		_ = env.Stop()
 		os.Exit(1) //nolint:gocritic // the control plane was stopped just above
 	}
@@ -132,7 +132,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 	if err := scalefixture.Parallel(nodes, workers, func(i int) error { return scalefixture.CreateNode(ctx, cs, i) }); err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
-	scalefixture.Logf("created %d nodes in %s", nodes, since(t0))
+	scalefixture.Logf(os.Stderr, "created %d nodes in %s", nodes, since(t0))
 
 	var results []*result
 	have := 0
@@ -152,7 +152,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 				return fmt.Errorf("dwm %d: %w", i, err)
 			}
 			if n := created.Add(1); n%2000 == 0 {
-				scalefixture.Logf("  %d/%d pods+DWMs (%s)", n, size-have, since(t0))
+				scalefixture.Logf(os.Stderr, "  %d/%d pods+DWMs (%s)", n, size-have, since(t0))
 			}
 			return nil
 		})
@@ -160,7 +160,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 			return err
 		}
 		r := &result{size: size, pods: size, dwms: size, nodes: nodes, createTime: time.Since(t0)}
-		scalefixture.Logf("size %d: created %d pods (+status) and %d DWMs in %s", size, size-have, size-have, since(t0))
+		scalefixture.Logf(os.Stderr, "size %d: created %d pods (+status) and %d DWMs in %s", size, size-have, size-have, since(t0))
 		have = size
 
 		// Warm-up (discovery caches, page cache) -- not measured.
@@ -177,7 +177,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 			return fmt.Errorf("topology: %w\n%s", err, out)
 		}
 		lines := strings.SplitN(string(out), "\n", 16)
-		scalefixture.Logf("  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
+		scalefixture.Logf(os.Stderr, "  plugin table output (head):\n%s", strings.Join(lines[:min(len(lines), 15)], "\n"))
 		for k := 0; k < runs; k++ {
 			// kubectl baseline
 			off, err := env.AuditOffset()
@@ -217,7 +217,7 @@ func bench(env *kubeenv.Env, plugin, kubectlPath string, nodes int, sizes []int,
 			r.pluginRSS = append(r.pluginRSS, m.maxRSS)
 			r.pluginReqs = append(r.pluginReqs, n)
 			r.pluginReqDetail = detail
-			scalefixture.Logf("  run %d: kubectl %s (%d req, %d MiB)  plugin %s (%d req, %d MiB)", k+1,
+			scalefixture.Logf(os.Stderr, "  run %d: kubectl %s (%d req, %d MiB)  plugin %s (%d req, %d MiB)", k+1,
 				r.kubectlTimes[k].Round(time.Millisecond), r.kubectlReqs[k], r.kubectlRSS[k]>>10,
 				r.pluginTimes[k].Round(time.Millisecond), r.pluginReqs[k], r.pluginRSS[k]>>10)
 		}
@@ -379,6 +379,6 @@ func parseSizes(s string) ([]int, error) {
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
 
 func fatal(err error) {
-	scalefixture.Logf("scale-bench: %v", err)
+	scalefixture.Logf(os.Stderr, "scale-bench: %v", err)
 	os.Exit(1)
 }

@@ -103,20 +103,20 @@ func runAll(root, tmp, crds string, cfg config) error {
 			return fmt.Errorf("go build %s: %w", b[1], err)
 		}
 	}
-	scalefixture.Logf("built %s and %s in %s", cfg.plugin, cfg.driver, since(t0))
+	scalefixture.Logf(os.Stderr, "built %s and %s in %s", cfg.plugin, cfg.driver, since(t0))
 
 	t0 = time.Now()
 	env, err := kubeenv.StartShared(kubeenv.Options{CRDs: []string{crds}})
 	if err != nil {
 		return err
 	}
-	scalefixture.Logf("control plane up in %s (%s)", since(t0), env.Dir)
+	scalefixture.Logf(os.Stderr, "control plane up in %s (%s)", since(t0), env.Dir)
 	err = measure(env, cfg)
 	if err != nil {
-		scalefixture.Logf("FAILED: %v\n%s", err, env.LogTails(20))
+		scalefixture.Logf(os.Stderr, "FAILED: %v\n%s", err, env.LogTails(20))
 	}
 	if serr := env.Stop(); serr != nil {
-		scalefixture.Logf("stop: %v", serr)
+		scalefixture.Logf(os.Stderr, "stop: %v", serr)
 	}
 	return err
 }
@@ -222,7 +222,7 @@ func measure(env *kubeenv.Env, c config) error {
 			return fmt.Errorf("%s showed nothing within 15 minutes", v.name)
 		}
 		_, w, _ := v.state()
-		scalefixture.Logf("%s ready after %s: %d workers (pid %d)", v.name, since(t0), w, v.pid)
+		scalefixture.Logf(os.Stderr, "%s ready after %s: %d workers (pid %d)", v.name, since(t0), w, v.pid)
 		if w != c.pods {
 			return fmt.Errorf("%s shows %d workers, want %d", v.name, w, c.pods)
 		}
@@ -258,7 +258,7 @@ func measure(env *kubeenv.Env, c config) error {
 	// patch changes the pod (a new label value, or the Ready condition
 	// flipped), so each is one MODIFIED event on every pod watch. ready tracks
 	// the Ready condition the harness set, to know when a view shows the end.
-	scalefixture.Logf("generating %d watch events at %.0f/s", c.events, c.rate)
+	scalefixture.Logf(os.Stderr, "generating %d watch events at %.0f/s", c.events, c.rate)
 	ready := make([]bool, c.pods)
 	for i := range ready {
 		ready[i] = true
@@ -273,7 +273,7 @@ func measure(env *kubeenv.Env, c config) error {
 					patchErr.CompareAndSwap(nil, &err)
 				}
 				if n := done.Add(1); n%1000 == 0 {
-					scalefixture.Logf("  %d/%d events (%s, %.1f/s)", n, c.events, since(began), float64(n)/time.Since(began).Seconds())
+					scalefixture.Logf(os.Stderr, "  %d/%d events (%s, %.1f/s)", n, c.events, since(began), float64(n)/time.Since(began).Seconds())
 				}
 			}
 		})
@@ -306,7 +306,7 @@ func measure(env *kubeenv.Env, c config) error {
 			wantReady++
 		}
 	}
-	scalefixture.Logf("%d events in %s (%.1f/s); waiting for both views to show the end state (%d ready workers)",
+	scalefixture.Logf(os.Stderr, "%d events in %s (%.1f/s); waiting for both views to show the end state (%d ready workers)",
 		c.events, eventsTime.Round(100*time.Millisecond), float64(c.events)/eventsTime.Seconds(), wantReady)
 
 	// Settle: each view shows the final number of ready workers.
@@ -315,11 +315,11 @@ func measure(env *kubeenv.Env, c config) error {
 		for {
 			_, _, r := v.state()
 			if r == wantReady {
-				scalefixture.Logf("%s shows the end state %s after the last event", v.name, since(lastEvent))
+				scalefixture.Logf(os.Stderr, "%s shows the end state %s after the last event", v.name, since(lastEvent))
 				break
 			}
 			if time.Now().After(deadline) {
-				scalefixture.Logf("%s still shows %d ready workers %s after the last event, want %d", v.name, r, c.settle, wantReady)
+				scalefixture.Logf(os.Stderr, "%s still shows %d ready workers %s after the last event, want %d", v.name, r, c.settle, wantReady)
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -348,7 +348,7 @@ func populate(ctx context.Context, env *kubeenv.Env, cs kubernetes.Interface, dy
 	if err := scalefixture.Parallel(c.nodes, c.workers, func(i int) error { return scalefixture.CreateNode(ctx, cs, i) }); err != nil {
 		return 0, fmt.Errorf("nodes: %w", err)
 	}
-	scalefixture.Logf("created %d nodes in %s", c.nodes, since(t0))
+	scalefixture.Logf(os.Stderr, "created %d nodes in %s", c.nodes, since(t0))
 	if err := scalefixture.ApplyDGD(ctx, env, c.pods); err != nil {
 		return 0, fmt.Errorf("dgd: %w", err)
 	}
@@ -362,14 +362,14 @@ func populate(ctx context.Context, env *kubeenv.Env, cs kubernetes.Interface, dy
 			return fmt.Errorf("dwm %d: %w", i, err)
 		}
 		if n := created.Add(1); n%2000 == 0 {
-			scalefixture.Logf("  %d/%d pods+DWMs (%s)", n, c.pods, since(t0))
+			scalefixture.Logf(os.Stderr, "  %d/%d pods+DWMs (%s)", n, c.pods, since(t0))
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	scalefixture.Logf("created %d pods (+status) and %d DWMs in %s", c.pods, c.pods, since(t0))
+	scalefixture.Logf(os.Stderr, "created %d pods (+status) and %d DWMs in %s", c.pods, c.pods, since(t0))
 	return time.Since(t0), nil
 }
 
@@ -418,7 +418,7 @@ func startTopology(c config, kc string) (*view, error) {
 			}
 			if err := dec.Decode(&r); err != nil {
 				if !errors.Is(err, io.EOF) {
-					scalefixture.Logf("topology --watch output: %v", err)
+					scalefixture.Logf(os.Stderr, "topology --watch output: %v", err)
 				}
 				_, _ = io.Copy(io.Discard, out)
 				return
@@ -462,7 +462,7 @@ func startDashboard(c config, kc string) (*view, error) {
 				}
 				v.update(n, r, errText)
 			case len(f) >= 1 && f[0] == "watch":
-				scalefixture.Logf("dashboard: %s", sc.Text())
+				scalefixture.Logf(os.Stderr, "dashboard: %s", sc.Text())
 			}
 		}
 		_, _ = io.Copy(io.Discard, out)
@@ -613,6 +613,6 @@ func writeSamples(path string, vs []*view, series [][]sample) error {
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
 
 func fatal(err error) {
-	scalefixture.Logf("watch-scale: %v", err)
+	scalefixture.Logf(os.Stderr, "watch-scale: %v", err)
 	os.Exit(1)
 }

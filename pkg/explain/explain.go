@@ -681,6 +681,9 @@ func (e *explainer) route() error {
 	}
 	pcfg := e.pcfg
 	di := routecore.DisaggInput{
+		// Large selections may use every core (routecore starts goroutines only
+		// through this; the decision is the same).
+		Go:     func(f func()) { go f() },
 		Config: e.cfg, PrefillConfig: &pcfg, Thresholds: e.thresholds,
 		PrefillWorkers: e.prefill, DecodeWorkers: e.decode, Request: req, PrefillPin: e.pin,
 	}

@@ -73,6 +73,8 @@ const (
 
 // DisaggInput is everything one disaggregated routing decision reads.
 type DisaggInput struct {
+	// Go, when set, lets large selections use several cores (see Selector.Go).
+	Go func(f func()) `json:"-"`
 	// Config is the frontend KvRouterConfig; the decode router uses it as is.
 	Config KvRouterConfig `json:"config"`
 	// PrefillConfig replaces PrefillRouterConfig(Config) for the prefill router
@@ -252,10 +254,11 @@ func (in DisaggInput) selectPrefill(r Rand, pin *WorkerWithDpRank, withDraw bool
 	req := in.baseRequest()
 	req.Pinned = pin
 	workers, req := disaggStage(cfg, in.PrefillWorkers, WorkerTypePrefill, req)
+	sel := Selector{Go: in.Go}
 	if withDraw {
-		return SelectWithDraw(cfg, in.Thresholds, workers, req, u)
+		return sel.SelectWithDraw(cfg, in.Thresholds, workers, req, u)
 	}
-	return Select(cfg, in.Thresholds, workers, req, r)
+	return sel.Select(cfg, in.Thresholds, workers, req, r)
 }
 
 func (in DisaggInput) selectDecode(r Rand, c RoutingConstraints, o RouterConfigOverride, pin *WorkerWithDpRank, withDraw bool, u float64) (Decision, error) {
@@ -263,10 +266,11 @@ func (in DisaggInput) selectDecode(r Rand, c RoutingConstraints, o RouterConfigO
 	req.Constraints, req.Override = c, o
 	req.Pinned, req.SessionAffinity = pin, in.Request.SessionAffinity
 	workers, req := disaggStage(in.Config, in.DecodeWorkers, WorkerTypeDecode, req)
+	sel := Selector{Go: in.Go}
 	if withDraw {
-		return SelectWithDraw(in.Config, in.Thresholds, workers, req, u)
+		return sel.SelectWithDraw(in.Config, in.Thresholds, workers, req, u)
 	}
-	return Select(in.Config, in.Thresholds, workers, req, r)
+	return sel.Select(in.Config, in.Thresholds, workers, req, r)
 }
 
 func disaggCandidate(d Decision, c WorkerWithDpRank) (CandidateEvidence, bool) {

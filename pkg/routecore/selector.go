@@ -357,6 +357,12 @@ func Select(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req Request
 // several goroutines of its own, but returns only when they have finished). The
 // zero value is ready.
 type Selector struct {
+	// Go, when set, lets a large selection (from 4,096 workers or candidates)
+	// split its per-candidate work across up to GOMAXPROCS goroutines, which
+	// routecore starts only through Go (typically func(f func()) { go f() }).
+	// The decision is bit-for-bit the same with or without it.
+	Go func(f func())
+
 	cands []CandidateEvidence
 	costs []float64
 	vis   []selVisit
@@ -572,7 +578,7 @@ func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Wor
 	// The workers are checked in parts, first assuming they are already in id
 	// order (the common case); if some part finds they are not, they are sorted
 	// and checked again.
-	parts := s.splitWorkers(selParts(len(workers)))
+	parts := s.splitWorkers(s.nparts(len(workers)))
 	if !s.checkWorkers(parts) {
 		// s.order stays nil when the workers are already in id order.
 		s.order = make([]int32, len(workers))
@@ -607,7 +613,7 @@ func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Wor
 		p.n1 = total
 	}
 	s.parts = parts
-	if selParts(total) > 1 {
+	if s.nparts(total) > 1 {
 		// A large selection sorts the overlap maps that scoring reads by merge
 		// in the background, while the evidence is allocated and the candidates
 		// are enumerated, for as many visits as there may be.
@@ -616,7 +622,7 @@ func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Wor
 			visits = 1
 		}
 		for _, sort := range s.overlaps.prepare(s.req, visits) {
-			s.sorting.Go(sort)
+			selSpawn(s.spawner(), &s.sorting, sort)
 		}
 		s.overlapsReady = true
 	}
@@ -626,10 +632,10 @@ func (s *selState) validate(cfg KvRouterConfig, th BusyThresholds, workers []Wor
 		// Reused memory: enumerate and score write every field.
 		s.decision.Candidates = s.sel.cands[:total]
 		s.dirty = true
-	case selParts(total) > 1 && s.req.Pinned == nil:
+	case s.nparts(total) > 1 && s.req.Pinned == nil:
 		// A large selection allocates (and so zeroes) the evidence on a goroutine
 		// of its own while enumerate looks up the candidates' loads.
-		s.allocating.Go(func() {
+		selSpawn(s.spawner(), &s.allocating, func() {
 			s.decision.Candidates = make([]CandidateEvidence, total)
 			s.sel.cands = s.decision.Candidates
 		})
@@ -653,7 +659,7 @@ func (s *selState) splitWorkers(parts int) []selPart {
 // checkWorkers checks every part's workers (see checkWorkerRange) and reports
 // whether they were in id order; when s.order is set they always are.
 func (s *selState) checkWorkers(parts []selPart) (sorted bool) {
-	selRun(len(parts), func(i int) { s.checkWorkerRange(&parts[i]) })
+	s.run(len(parts), func(i int) { s.checkWorkerRange(&parts[i]) })
 	for i := range parts {
 		if parts[i].unsorted {
 			return false
@@ -791,7 +797,7 @@ func (s *selState) enumerate(th BusyThresholds) {
 	e.needFloor = s.w.TrackPrefillTokens && s.w.OverlapScoreCreditDecay > 0
 
 	parts := s.parts
-	if want := selParts(s.total); want > len(parts) {
+	if want := s.nparts(s.total); want > len(parts) {
 		parts = s.splitCandidates(want)
 	}
 	// Every part appends its visited candidates to its own region of one buffer;
@@ -819,10 +825,10 @@ func (s *selState) enumerate(th BusyThresholds) {
 		return buf[parts[i].visOff:end]
 	}
 	if s.lookAhead {
-		selRun(len(parts), func(i int) { s.lookupRange(&parts[i], region(i)) })
+		s.run(len(parts), func(i int) { s.lookupRange(&parts[i], region(i)) })
 		s.allocating.Wait()
 	}
-	selRun(len(parts), func(i int) {
+	s.run(len(parts), func(i int) {
 		p := &parts[i]
 		p.vis = region(i)[:0]
 		s.enumerateRange(&e, p)
@@ -1297,11 +1303,11 @@ func (s *selState) score() error {
 		s.costs = make([]float64, visits)
 		s.sel.costs = s.costs
 	}
-	parts := make([]selScorePart, selParts(visits))
+	parts := make([]selScorePart, s.nparts(visits))
 	for i := range parts {
 		parts[i].j0, parts[i].j1 = selSplit(visits, len(parts), i), selSplit(visits, len(parts), i+1)
 	}
-	selRun(len(parts), func(i int) {
+	s.run(len(parts), func(i int) {
 		psc := sc // the part's own cursors
 		s.scoreRange(&psc, &parts[i])
 	})
@@ -1543,8 +1549,8 @@ func (s *selState) pick(u float64) (Decision, error) {
 	p := s.costs // the costs are finite (checked in score); reuse them in place
 	// The softmax of softmaxInto, with lo and hi from score: the weights and
 	// their normalisation in parts, the sum in order.
-	parts := selParts(len(p))
-	selRun(parts, func(i int) {
+	parts := s.nparts(len(p))
+	s.run(parts, func(i int) {
 		j0, j1 := selSplit(len(p), parts, i), selSplit(len(p), parts, i+1)
 		softmaxWeights(p[j0:j1], p[j0:j1], s.lo, s.hi, len(p), s.w.Temperature)
 	})
@@ -1552,7 +1558,7 @@ func (s *selState) pick(u float64) (Decision, error) {
 	for _, v := range p {
 		sum += v
 	}
-	selRun(parts, func(i int) {
+	s.run(parts, func(i int) {
 		j0, j1 := selSplit(len(p), parts, i), selSplit(len(p), parts, i+1)
 		for k := j0; k < j1; k++ {
 			p[k] /= sum

@@ -29,8 +29,12 @@ var selBenchTemps = []struct {
 	temp float64
 }{{"T0", 0}, {"T0.5", 0.5}}
 
+// goroutines is the Go a caller injects to let selections use several cores.
+func goroutines(f func()) { go f() }
+
 // BenchmarkSelect10k measures one selection over 10,000 candidates at T=0 and T>0,
-// split across up to GOMAXPROCS goroutines (see selParts).
+// a fresh Selector with goroutines injected (split across up to GOMAXPROCS
+// goroutines, see selParts).
 func BenchmarkSelect10k(b *testing.B) {
 	ws, req := selBenchInput(10_000)
 	for _, tc := range selBenchTemps {
@@ -40,7 +44,7 @@ func BenchmarkSelect10k(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5); err != nil {
+				if _, err := (&Selector{Go: goroutines}).SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -57,7 +61,7 @@ func BenchmarkSelectorReuse10k(b *testing.B) {
 		cfg.RouterTemperature = tc.temp
 		cfg.OverlapScoreCreditDecay = 1
 		b.Run(tc.name, func(b *testing.B) {
-			var sel Selector
+			sel := Selector{Go: goroutines}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := sel.SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.5); err != nil {
@@ -74,7 +78,7 @@ func BenchmarkSelectorReuse10k(b *testing.B) {
 func BenchmarkSelect10kSequential(b *testing.B) {
 	ws, req := selBenchInput(10_000)
 	defer func(v int) { selParallelMin = v }(selParallelMin)
-	selParallelMin = selSequential
+	selParallelMin = selSequential // and no Go: one goroutine, as without injection
 	for _, mode := range []string{"oneshot", "reuse"} {
 		for _, tc := range selBenchTemps {
 			cfg := DefaultKvRouterConfig()

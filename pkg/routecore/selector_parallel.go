@@ -6,6 +6,17 @@ import (
 	"sync/atomic"
 )
 
+// Concurrency is injected, like randomness and the clock: routecore never
+// starts a goroutine itself. A caller that wants large selections to use
+// several cores sets Selector.Go (or DisaggInput.Go) to a function that runs
+// its argument concurrently, typically func(f func()) { go f() }; without it
+// every phase runs in one part on the caller's goroutine. The decision is the
+// same either way.
+
+// selDefaultGo is used when a Selector has no Go; nil outside tests (the
+// package's tests set it so that every selection may take the parallel path).
+var selDefaultGo func(f func())
+
 // Large selections split their per-candidate work (validating the workers,
 // enumerating candidates, scoring them, and the exponentials of the softmax)
 // into contiguous parts of the canonical order, which up to GOMAXPROCS
@@ -53,11 +64,12 @@ func selParts(n int) int {
 func selSplit(n, parts, i int) int { return int(int64(n) * int64(i) / int64(parts)) }
 
 // selRun calls f(0), …, f(parts-1), each once, on up to GOMAXPROCS goroutines
-// (the caller's among them) that take the parts in order, and returns when all
-// calls have returned.
-func selRun(parts int, f func(part int)) {
+// (the caller's among them, the others started with spawn) that take the parts
+// in order, and returns when all calls have returned. Without spawn it calls
+// them in order.
+func selRun(spawn func(func()), parts int, f func(part int)) {
 	procs := min(parts, runtime.GOMAXPROCS(0))
-	if procs <= 1 {
+	if procs <= 1 || spawn == nil {
 		for i := range parts {
 			f(i)
 		}
@@ -75,11 +87,39 @@ func selRun(parts int, f func(part int)) {
 	}
 	var wg sync.WaitGroup
 	for range procs - 1 {
-		wg.Go(work)
+		selSpawn(spawn, &wg, work)
 	}
 	work()
 	wg.Wait()
 }
+
+// selSpawn runs f with spawn, counted by wg.
+func selSpawn(spawn func(func()), wg *sync.WaitGroup, f func()) {
+	wg.Add(1)
+	spawn(func() {
+		defer wg.Done()
+		f()
+	})
+}
+
+// spawner is the function that starts concurrent work, or nil.
+func (s *selState) spawner() func(func()) {
+	if s.sel.Go != nil {
+		return s.sel.Go
+	}
+	return selDefaultGo
+}
+
+// nparts is selParts, or 1 when no concurrency was injected.
+func (s *selState) nparts(n int) int {
+	if s.spawner() == nil {
+		return 1
+	}
+	return selParts(n)
+}
+
+// run is selRun with the selection's spawner.
+func (s *selState) run(parts int, f func(part int)) { selRun(s.spawner(), parts, f) }
 
 // selPart is one contiguous range of workers (in id order) and of the candidates
 // they hold, with the part's results of validation and enumeration.

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -418,5 +419,40 @@ func TestSelectorReuseWritesEveryField(t *testing.T) {
 	}
 	if cap(sel.cands) == 0 {
 		t.Fatal("the Selector never kept memory")
+	}
+}
+
+// TestSelectorGoInjected: routecore starts concurrent work only through the
+// injected Go; without it a large selection runs on the caller's goroutine, and
+// the decision is the same either way.
+func TestSelectorGoInjected(t *testing.T) {
+	defer func(f func(func())) { selDefaultGo = f }(selDefaultGo)
+	selDefaultGo = nil
+	ws, req := selBenchInput(10_000)
+	cfg := DefaultKvRouterConfig()
+	cfg.RouterTemperature = 0.5
+	var spawned atomic.Int64
+	withGo := Selector{Go: func(f func()) { spawned.Add(1); go f() }}
+	got, err := withGo.SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOMAXPROCS(0) > 1 && spawned.Load() == 0 {
+		t.Error("a 10,000-candidate selection with Go injected did not use it")
+	}
+	before := runtime.NumGoroutine()
+	var none Selector
+	want, err := none.SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("the decision differs with and without Go")
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("goroutines %d -> %d without Go", before, after)
+	}
+	if d, err := SelectWithDraw(cfg, BusyThresholds{}, ws, req, 0.3); err != nil || !reflect.DeepEqual(d, want) {
+		t.Errorf("package-level SelectWithDraw differs: %v", err)
 	}
 }

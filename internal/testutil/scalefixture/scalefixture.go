@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,9 +306,9 @@ func ModuleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-// Logf prints a time-stamped progress line on standard error.
-func Logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+// Logf prints a time-stamped progress line to w (the harnesses' standard error).
+func Logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
 // Clients returns fast clients for creating the objects: QPS 500 / burst 1000,
