@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -92,5 +93,69 @@ func TestReadInputEndlessStdin(t *testing.T) {
 	_, err := ReadInputLimit(io.MultiReader(endless{}), "-", "--token-file", 1<<20)
 	if err == nil || !strings.Contains(err.Error(), "standard input is larger than the 1 MiB limit") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestReadInputFileLargerThanStat reads a regular file whose Stat size is
+// smaller than its content (a /proc file reports 0), so the sized buffer must
+// grow, and the limit must still hold.
+func TestReadInputFileLargerThanStat(t *testing.T) {
+	const path = "/proc/self/maps"
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
+		t.Skipf("%s is not a zero-size regular file here", path)
+	}
+	got, err := ReadInputLimit(nil, path, "--from-file", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) <= bytes.MinRead || !bytes.Contains(got, []byte("\n")) {
+		t.Fatalf("read %d bytes: the buffer did not grow past its first %d", len(got), bytes.MinRead)
+	}
+	if _, err := ReadInputLimit(nil, path, "--from-file", 600); err == nil || !strings.Contains(err.Error(), "larger than the 0 MiB limit") {
+		t.Errorf("over the limit: %v", err)
+	}
+}
+
+// TestReadInputLargeFileInParallel reads a file big enough to be read in
+// concurrent parts and checks every byte lands in place.
+func TestReadInputLargeFileInParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	data := make([]byte, parallelReadMin*2+12345)
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := range data {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		data[i] = byte(x)
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadInputLimit(nil, path, "--from-file", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("the file was not read back intact")
+	}
+	if _, err := ReadInputLimit(nil, path, "--from-file", int64(len(data))-1); err == nil {
+		t.Error("a file one byte over the limit was accepted")
+	}
+	// A file shorter than expected (it shrank after Stat) is not read in parts.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, ok := readAtParallel(f, make([]byte, len(data)+1)); ok {
+		t.Error("readAtParallel filled a buffer longer than the file")
+	}
+	n, ok := readAtParallel(f, make([]byte, len(data)))
+	if !ok || n != len(data) {
+		t.Fatalf("readAtParallel = %d, %v", n, ok)
+	}
+	if off, _ := f.Seek(0, io.SeekCurrent); off != int64(len(data)) {
+		t.Errorf("offset after readAtParallel = %d, want %d", off, len(data))
 	}
 }

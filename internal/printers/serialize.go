@@ -18,11 +18,14 @@ func JSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
-	_, err := w.Write(buf.Bytes())
+	out, err := indentJSON(make([]byte, 0, buf.Len()+buf.Len()/2), buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	_, err = w.Write(out)
 	return err
 }
 

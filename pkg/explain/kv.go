@@ -40,14 +40,12 @@ func IndexEvents(sets []EventSet, blockSize int) (*routecore.Index, []string) {
 			continue
 		}
 		bad, first := 0, ""
-		for _, ev := range s.Events {
-			if err := ix.ApplyEvent(ev); err != nil {
-				bad++
-				if first == "" {
-					first = err.Error()
-				}
+		ix.ApplyEvents(s.Events, func(_ int, err error) {
+			bad++
+			if first == "" {
+				first = err.Error()
 			}
-		}
+		})
 		if bad > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d of %d event(s) were rejected by the index (first: %s), as Dynamo's indexer would skip them", s.Name, bad, len(s.Events), first))
 		}

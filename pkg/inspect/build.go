@@ -299,10 +299,28 @@ func (bd *bldBuilder) index() {
 		}
 	}
 	for ns := range bd.dwms {
-		slices.SortFunc(bd.dwms[ns], func(a, b *unstructured.Unstructured) int { return cmp.Compare(a.GetName(), b.GetName()) })
+		bldSortByName(bd.dwms[ns])
 	}
 	for ns := range bd.services {
-		slices.SortFunc(bd.services[ns], func(a, b *unstructured.Unstructured) int { return cmp.Compare(a.GetName(), b.GetName()) })
+		bldSortByName(bd.services[ns])
+	}
+}
+
+// bldSortByName sorts objects by name like slices.SortFunc with a GetName
+// comparison (the same comparisons, so the same order, ties included), reading
+// each name once instead of twice per comparison.
+func bldSortByName(objs []*unstructured.Unstructured) {
+	type named struct {
+		name string
+		u    *unstructured.Unstructured
+	}
+	ns := make([]named, len(objs))
+	for i, u := range objs {
+		ns[i] = named{u.GetName(), u}
+	}
+	slices.SortFunc(ns, func(a, b named) int { return cmp.Compare(a.name, b.name) })
+	for i := range ns {
+		objs[i] = ns[i].u
 	}
 }
 
@@ -411,8 +429,8 @@ type bldPodWire struct {
 	} `json:"metadata"`
 	Spec struct {
 		NodeName       string             `json:"nodeName"`
-		Containers     []corev1.Container `json:"containers"`
-		InitContainers []corev1.Container `json:"initContainers"`
+		Containers     []bldContainerWire `json:"containers"`
+		InitContainers []bldContainerWire `json:"initContainers"`
 	} `json:"spec"`
 	Status struct {
 		Phase      corev1.PodPhase       `json:"phase"`
@@ -420,6 +438,37 @@ type bldPodWire struct {
 		PodIPs     []corev1.PodIP        `json:"podIPs"`
 		Conditions []corev1.PodCondition `json:"conditions"`
 	} `json:"status"`
+}
+
+// bldContainerWire is the part of a container Build reads (the main
+// container's command, args and environment; every container's GPU resources
+// and restart policy; names for DWM ownership). Ports, probes, volume mounts
+// and the like are not converted, so a malformed field Build never reads does
+// not make the pod unreadable.
+type bldContainerWire struct {
+	Name          string                         `json:"name"`
+	Command       []string                       `json:"command"`
+	Args          []string                       `json:"args"`
+	Env           []corev1.EnvVar                `json:"env"`
+	EnvFrom       []corev1.EnvFromSource         `json:"envFrom"`
+	Resources     corev1.ResourceRequirements    `json:"resources"`
+	RestartPolicy *corev1.ContainerRestartPolicy `json:"restartPolicy"`
+}
+
+// container is the typed container holding the fields bldContainerWire read.
+func (c *bldContainerWire) container() corev1.Container {
+	return corev1.Container{Name: c.Name, Command: c.Command, Args: c.Args, Env: c.Env, EnvFrom: c.EnvFrom, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
+}
+
+func bldContainers(ws []bldContainerWire) []corev1.Container {
+	if ws == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(ws))
+	for i := range ws {
+		out[i] = ws[i].container()
+	}
+	return out
 }
 
 // bldConvertPod converts an unstructured Pod, never panicking.
@@ -430,19 +479,26 @@ func bldConvertPod(u *unstructured.Unstructured) (p *bldPod, err error) {
 		}
 	}()
 	var w bldPodWire
-	src := map[string]any{}
-	for _, k := range []string{"metadata", "spec", "status"} {
-		if v, ok := u.Object[k]; ok {
-			src[k] = v
-		}
+	walked := false
+	if bldPodWalkEnabled {
+		w, walked = bldWalkPod(u.Object) // the fast path (build_pod_walk.go)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(src, &w); err != nil {
-		return nil, err
+	if !walked {
+		w = bldPodWire{}
+		src := map[string]any{}
+		for _, k := range []string{"metadata", "spec", "status"} {
+			if v, ok := u.Object[k]; ok {
+				src[k] = v
+			}
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(src, &w); err != nil {
+			return nil, err
+		}
 	}
 	p = &bldPod{}
 	p.pod.Name, p.pod.Namespace = w.Metadata.Name, w.Metadata.Namespace
 	p.pod.Labels, p.pod.Annotations = w.Metadata.Labels, w.Metadata.Annotations
-	p.pod.Spec.NodeName, p.pod.Spec.Containers, p.pod.Spec.InitContainers = w.Spec.NodeName, w.Spec.Containers, w.Spec.InitContainers
+	p.pod.Spec.NodeName, p.pod.Spec.Containers, p.pod.Spec.InitContainers = w.Spec.NodeName, bldContainers(w.Spec.Containers), bldContainers(w.Spec.InitContainers)
 	p.pod.Status.Phase, p.pod.Status.PodIP, p.pod.Status.PodIPs, p.pod.Status.Conditions = w.Status.Phase, w.Status.PodIP, w.Status.PodIPs, w.Status.Conditions
 	p.main = bldMainContainer(p.pod.Spec.Containers, p.pod.Annotations[bldAnnMainContainer])
 	return p, nil

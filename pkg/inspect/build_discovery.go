@@ -93,6 +93,9 @@ func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 		bd.note(d.src, d.out.Key(), "%s has no spec.data; the worker is not discoverable and its instances are not shown", ref)
 		return nil
 	}
+	if out, ok := bldWalkDWM(raw, "dwm/"+u.GetName()); ok {
+		return out
+	}
 	data, err := json.Marshal(raw)
 	if err != nil {
 		bd.note(d.src, d.out.Key(), "%s: spec.data could not be encoded (%v); skipped: its instances are not shown", ref, err)
@@ -129,9 +132,9 @@ func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 	return out
 }
 
-// decodeDWMsAhead decodes, on every core, the DWMs the fast path can decode
-// (bldFastDWM, which has no notes to make); decodeDWM then takes them from
-// bd.dwmFast and decodes only the rest itself.
+// decodeDWMsAhead decodes, on every core, the DWMs the fast paths can decode
+// (bldWalkDWM, else bldFastDWM: neither has notes to make); decodeDWM then
+// takes them from bd.dwmFast and decodes only the rest itself.
 func (bd *bldBuilder) decodeDWMsAhead(byPod map[string][]*bldDWM) {
 	var dwms []*unstructured.Unstructured
 	for _, list := range byPod {
@@ -153,11 +156,15 @@ func (bd *bldBuilder) decodeDWMsAhead(byPod map[string][]*bldDWM) {
 		if !found || raw == nil {
 			return
 		}
+		source := "dwm/" + u.GetName()
+		if res[i].out, res[i].ok = bldWalkDWM(raw, source); res[i].ok {
+			return
+		}
 		data, err := json.Marshal(raw)
 		if err != nil {
 			return
 		}
-		res[i].out, res[i].ok = bldFastDWM(data, "dwm/"+u.GetName())
+		res[i].out, res[i].ok = bldFastDWM(data, source)
 	})
 	if bd.dwmFast == nil {
 		bd.dwmFast = make(map[*unstructured.Unstructured][]*bldInstance, len(dwms))
@@ -233,19 +240,29 @@ func bldTransportHost(raw json.RawMessage) string {
 		if json.Unmarshal(m[k], &s) != nil {
 			continue
 		}
-		if _, rest, ok := strings.Cut(s, "://"); ok {
-			s = rest
+		if ip := bldAddrIP(s); ip != "" {
+			return ip
 		}
-		if i := strings.IndexByte(s, '/'); i >= 0 {
-			s = s[:i]
-		}
-		if h, _, err := net.SplitHostPort(s); err == nil {
-			s = h
-		}
-		s = strings.Trim(s, "[]")
-		if ip := net.ParseIP(s); ip != nil {
-			return ip.String()
-		}
+	}
+	return ""
+}
+
+// bldAddrIP is the IP in one transport address ("10.0.0.1:4000/…",
+// "http://[fd00::1]:8000/…"), "" when it names none; shared with the DWM
+// walker (bldWalkTransport) so both read addresses alike.
+func bldAddrIP(s string) string {
+	if _, rest, ok := strings.Cut(s, "://"); ok {
+		s = rest
+	}
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
+	}
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		s = h
+	}
+	s = strings.Trim(s, "[]")
+	if ip := net.ParseIP(s); ip != nil {
+		return ip.String()
 	}
 	return ""
 }

@@ -27,13 +27,98 @@ type fastReader struct {
 	data []byte
 	// ends maps where each container nested at most fastEndsDepth deep starts
 	// to where it ends (recorded while validating).
-	ends map[int]int
+	ends *jsEnds
 	rd   captureReader // the reference reader's state (header, item count, bundle)
 	// objs are the Kubernetes objects' spans, decoded in parallel afterwards into
 	// rd.b.Objects (same order).
 	objs [][2]int
 	// kvs are the KvEvents items whose events are decoded in parallel afterwards.
 	kvs []fastKv
+	// ahead holds objects decoded while the file was validated, by start.
+	ahead map[int]map[string]any
+}
+
+// decodeAhead decodes the items of a List on another core while the
+// validator is still working through the rest of the file (a capture's KV
+// events, usually its largest part, come last). Results are keyed by where
+// the item starts; decodeParallel uses them and decodes the others. Decoding
+// a span does not depend on what is around it, so an item decoded ahead is
+// exactly what decodeParallel would have made of it; if validation fails they
+// are dropped with everything else.
+type decodeAhead struct {
+	data    []byte
+	v       *jsValidator
+	spans   chan [2]int
+	stopped atomic.Bool
+	done    chan struct{}
+	out     map[int]map[string]any
+}
+
+// decodeAheadQueue bounds the items waiting to be decoded ahead; the rest are
+// decoded afterwards as usual.
+const decodeAheadQueue = 1 << 15
+
+// startDecodeAhead hooks a decoder onto v's List items; it returns nil (which
+// does nothing) on a single core, where it would only compete with v.
+func startDecodeAhead(v *jsValidator) *decodeAhead {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return nil
+	}
+	a := &decodeAhead{data: v.b, v: v, spans: make(chan [2]int, decodeAheadQueue), done: make(chan struct{}), out: map[int]map[string]any{}}
+	v.onObject, v.objectDepth = a.offer, 2
+	go a.run()
+	return a
+}
+
+// offer queues a validated List item unless it is one of kubectl-dynamo's own
+// kinds (KV events are decoded by event, not into maps) or the queue is full.
+func (a *decodeAhead) offer(start, end int) {
+	var buf [8]jsMember
+	for _, m := range jsMembers(a.v.ends, a.data, start, buf[:0]) {
+		if jsKeyIs(a.data, m.keyStart, m.keyEnd, "apiVersion") {
+			if bytes.HasPrefix(a.data[m.valStart:m.valEnd], []byte(`"`+CaptureGroup+"/")) {
+				return
+			}
+			break
+		}
+	}
+	select {
+	case a.spans <- [2]int{start, end}:
+	default:
+	}
+}
+
+func (a *decodeAhead) run() {
+	defer close(a.done)
+	d := jsDecoder{b: a.data}
+	for span := range a.spans {
+		if a.stopped.Load() {
+			return
+		}
+		if m, ok := func() (v any, _ bool) {
+			defer func() { _ = recover() }() // never for validated input; then decoded later as usual
+			v, _ = d.value(span[0])
+			return v, true
+		}(); ok {
+			if mm, ok := m.(map[string]any); ok {
+				a.out[span[0]] = mm
+			}
+		}
+	}
+}
+
+// stop ends decoding ahead (after the item in progress) and returns what was
+// decoded. It may be called more than once.
+func (a *decodeAhead) stop() map[int]map[string]any {
+	if a == nil {
+		return nil
+	}
+	if !a.stopped.Swap(true) {
+		a.v.onObject = nil
+		close(a.spans)
+	}
+	<-a.done
+	return a.out
 }
 
 type fastKv struct {
@@ -54,7 +139,9 @@ func readCaptureFast(data []byte, name string) (*Bundle, bool) {
 		return nil, false
 	}
 	var docs [][2]int
-	v := jsValidator{b: data, ends: make(map[int]int, 1024), endsDepth: fastEndsDepth}
+	v := jsValidator{b: data, ends: &jsEnds{spans: make([]jsSpan, 0, 1024)}, endsDepth: fastEndsDepth}
+	ahead := startDecodeAhead(&v)
+	defer ahead.stop() // on the error paths
 	for i < len(data) {
 		end, ok := v.value(i, 0)
 		if !ok {
@@ -69,6 +156,7 @@ func readCaptureFast(data []byte, name string) (*Bundle, bool) {
 			return nil, false
 		}
 	}
+	fr.ahead = ahead.stop()
 	if !fr.decodeParallel() {
 		return nil, false
 	}
@@ -247,6 +335,10 @@ func (fr *fastReader) decodeParallel() bool {
 			for _, t := range tasks[lo:min(lo+batch, len(tasks))] {
 				if t.obj >= 0 {
 					span := fr.objs[t.obj]
+					if m, ok := fr.ahead[span[0]]; ok {
+						fr.rd.b.Objects[t.obj] = &unstructured.Unstructured{Object: m}
+						continue
+					}
 					v, _ := d.value(span[0])
 					m, ok := v.(map[string]any)
 					if !ok {

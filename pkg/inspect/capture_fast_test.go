@@ -3,11 +3,17 @@ package inspect
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"sigs.k8s.io/yaml"
 )
@@ -250,4 +256,195 @@ func TestBldParallelPanics(t *testing.T) {
 		}
 	})
 	t.Error("no panic")
+}
+
+// TestJSDecoderInternsStrings: repeated keys and short values share one
+// string, long and escaped ones are decoded as usual, and the table is bounded.
+func TestJSDecoderInternsStrings(t *testing.T) {
+	data := []byte(`[{"name":"Running","uid":"0123456789abcdef0123456789abcdef-x"},{"name":"Running","uid":"0123456789abcdef0123456789abcdef-x","e":"a\nb"}]`)
+	d := jsDecoder{b: data}
+	v, _ := d.value(0)
+	a := v.([]any)
+	m0, m1 := a[0].(map[string]any), a[1].(map[string]any)
+	key := func(m map[string]any, k string) string {
+		for kk := range m {
+			if kk == k {
+				return kk
+			}
+		}
+		t.Fatalf("no key %q", k)
+		return ""
+	}
+	if unsafe.StringData(key(m0, "name")) != unsafe.StringData(key(m1, "name")) {
+		t.Error("the key \"name\" was not shared")
+	}
+	if unsafe.StringData(m0["name"].(string)) != unsafe.StringData(m1["name"].(string)) {
+		t.Error("the short value \"Running\" was not shared")
+	}
+	if unsafe.StringData(m0["uid"].(string)) == unsafe.StringData(m1["uid"].(string)) {
+		t.Error("a value longer than jsInternMaxLen was interned")
+	}
+	if m1["e"] != "a\nb" {
+		t.Errorf("escaped value = %q", m1["e"])
+	}
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := range jsInternMaxCount + 100 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, `"v%d"`, i)
+	}
+	sb.WriteString("]")
+	d = jsDecoder{b: []byte(sb.String())}
+	v, _ = d.value(0)
+	if got := v.([]any); len(got) != jsInternMaxCount+100 || got[len(got)-1] != fmt.Sprintf("v%d", jsInternMaxCount+99) {
+		t.Fatalf("decoded %d values, last %v", len(got), got[len(got)-1])
+	}
+	if len(d.strs) > jsInternMaxCount {
+		t.Errorf("%d interned strings, bound %d", len(d.strs), jsInternMaxCount)
+	}
+}
+
+// decodeAheadList is a List with two Kubernetes objects and one of our own
+// kinds (which must not be decoded ahead into maps).
+const decodeAheadList = `{"apiVersion":"v1","kind":"List","metadata":{},"items":[
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","labels":{"a":"b"}},"spec":{"containers":[{"name":"main"}]}},
+ {"apiVersion":"kubectl-dynamo.io/v1alpha1","kind":"KvEvents","metadata":{"name":"kv","namespace":"ns"},"deployment":"d","events":[]},
+ {"apiVersion":"v1","kind":"Node","metadata":{"name":"n","labels":{"zone":"z"}}}]}`
+
+func TestDecodeAheadDecodesListItems(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	data := []byte(decodeAheadList)
+	v := jsValidator{b: data, ends: &jsEnds{}, endsDepth: fastEndsDepth}
+	a := startDecodeAhead(&v)
+	if a == nil {
+		t.Fatal("no decoder ahead at GOMAXPROCS 2")
+	}
+	if _, ok := v.value(0, 0); !ok {
+		t.Fatal("invalid test JSON")
+	}
+	// Let the queue drain (stop would drop what is still queued).
+	v.onObject = nil
+	close(a.spans)
+	<-a.done
+	want := map[int]map[string]any{}
+	for _, kind := range []string{`{"apiVersion":"v1","kind":"Pod"`, `{"apiVersion":"v1","kind":"Node"`} {
+		at := bytes.Index(data, []byte(kind))
+		d := jsDecoder{b: data}
+		m, _ := d.value(at)
+		want[at] = m.(map[string]any)
+	}
+	if !reflect.DeepEqual(a.out, want) {
+		t.Errorf("decoded ahead %v, want the Pod and the Node only: %v", a.out, want)
+	}
+}
+
+func TestFastCaptureUsesDecodedAhead(t *testing.T) {
+	data := []byte(decodeAheadList)
+	v := jsValidator{b: data, ends: &jsEnds{}, endsDepth: fastEndsDepth}
+	if _, ok := v.value(0, 0); !ok {
+		t.Fatal("invalid test JSON")
+	}
+	fr := &fastReader{data: data, ends: v.ends, rd: captureReader{b: &Bundle{}}}
+	if !fr.document(0, 0) {
+		t.Fatal("document rejected the list")
+	}
+	node := bytes.Index(data, []byte(`{"apiVersion":"v1","kind":"Node"`))
+	sentinel := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "from-ahead"}}
+	fr.ahead = map[int]map[string]any{node: sentinel}
+	if !fr.decodeParallel() {
+		t.Fatal("decodeParallel failed")
+	}
+	var names []string
+	for _, o := range fr.rd.b.Objects {
+		names = append(names, o.GetName())
+	}
+	if want := []string{"p", "from-ahead"}; !slices.Equal(names, want) {
+		t.Errorf("objects %v, want %v (the Node taken from ahead, in file order)", names, want)
+	}
+}
+
+// TestFastCaptureMatchesReferenceAcrossCores reruns the reference comparison
+// on one core (no decoding ahead) and on several (decoding ahead racing the
+// validator).
+func TestFastCaptureMatchesReferenceAcrossCores(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), TestFastCaptureMatchesReference)
+		runtime.GOMAXPROCS(prev)
+	}
+}
+
+func TestJSDigits(t *testing.T) {
+	for _, s := range []string{"", "x", "0", "12345678", "123456789", "1234567/", "1234567:", "12345678901234567890,", "9999999999999999999999999a", "0123456789012345\x00", "12345678\xb0", "1234567\x39\x3a"} {
+		want := 0
+		for want < len(s) && s[want] >= '0' && s[want] <= '9' {
+			want++
+		}
+		if got := jsDigits([]byte(s), 0); got != want {
+			t.Errorf("jsDigits(%q) = %d, want %d", s, got, want)
+		}
+	}
+	// Every byte value in every position of an 8-byte word.
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("1234567890123456")
+			b[pos] = byte(c)
+			want := pos
+			if c >= '0' && c <= '9' {
+				want = len(b)
+			}
+			if got := jsDigits(b, 0); got != want {
+				t.Fatalf("jsDigits with byte %#x at %d = %d, want %d", c, pos, got, want)
+			}
+		}
+	}
+}
+
+// shortLen says it holds fewer bytes than it does.
+type shortLen struct{ *bytes.Reader }
+
+func (s shortLen) Len() int { return s.Reader.Len() / 3 }
+
+type failAfter struct{ n int }
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, errors.New("disk on fire")
+	}
+	n := min(len(p), f.n)
+	f.n -= n
+	return n, nil
+}
+
+func (f *failAfter) Len() int { return 10 }
+
+func TestReadAllLimited(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 5000)
+	tests := []struct {
+		name    string
+		r       io.Reader
+		limit   int64
+		want    []byte
+		wantErr string
+	}{
+		{"known size", bytes.NewReader(data), 1 << 20, data, ""},
+		{"size understated", shortLen{bytes.NewReader(data)}, 1 << 20, data, ""},
+		{"cut at the limit", bytes.NewReader(data), 1234, data[:1234], ""},
+		{"unknown size", strings.NewReader(string(data)), 1 << 20, data, ""},
+		{"read error", &failAfter{n: 25}, 1 << 20, nil, "disk on fire"},
+	}
+	for _, tt := range tests {
+		got, err := readAllLimited(tt.r, tt.limit)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !bytes.Equal(got, tt.want) {
+			t.Errorf("%s: got %d bytes, %v; want %d bytes", tt.name, len(got), err, len(tt.want))
+		}
+	}
 }

@@ -108,8 +108,7 @@ func jsNumberEnd(b []byte, i int) (end int, ok bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		}
+		i = jsDigits(b, i+1)
 	default:
 		return i, false
 	}
@@ -135,6 +134,23 @@ func jsNumberEnd(b []byte, i int) (end int, ok bool) {
 	return i, true
 }
 
+// jsDigits returns the index of the first byte at or after i that is not an
+// ASCII digit, testing eight bytes at a time (KV event hashes are 19-20 digit
+// numbers, a third of a large capture).
+func jsDigits(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// All eight are digits when every high nibble is 3 and adding 6 to
+		// every byte carries none of them past 9 ('0'..'9' are 0x30..0x39).
+		if x&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 || (x+0x0606060606060606)&0xF0F0F0F0F0F0F0F0 != 0x3030303030303030 {
+			break
+		}
+	}
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+	}
+	return i
+}
+
 func jsLiteral(b []byte, i int, lit string) (int, bool) {
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
 		return i, false
@@ -150,12 +166,17 @@ func jsValidate(b []byte, i int) (int, bool) {
 }
 
 // jsValidator validates JSON; when ends is not nil it records where every
-// object or array nested at most endsDepth deep ends (keyed by where it
-// starts), so that skipping them later is free (jsSkipper).
+// object or array nested at most endsDepth deep ends, so that skipping them
+// later is free (jsSkipKnown).
 type jsValidator struct {
 	b         []byte
-	ends      map[int]int
+	ends      *jsEnds
 	endsDepth int
+	// onObject, when set, is called as each object nested objectDepth deep
+	// is validated (the items of a List), so they can be decoded while the
+	// rest of the document is still being validated.
+	onObject    func(start, end int)
+	objectDepth int
 }
 
 func (v *jsValidator) value(i, depth int) (int, bool) {
@@ -176,9 +197,10 @@ func (v *jsValidator) value(i, depth int) (int, bool) {
 			closer = ']'
 		}
 		start := i
+		rec := v.open(depth, start)
 		i = jsSkipWS(b, i+1)
 		if i < len(b) && b[i] == closer {
-			v.record(depth, start, i+1)
+			v.close(rec, i+1)
 			return i + 1, true
 		}
 		for {
@@ -205,7 +227,10 @@ func (v *jsValidator) value(i, depth int) (int, bool) {
 				return i, false
 			}
 			if b[i] == closer {
-				v.record(depth, start, i+1)
+				v.close(rec, i+1)
+				if c == '{' && depth == v.objectDepth && v.onObject != nil {
+					v.onObject(start, i+1)
+				}
 				return i + 1, true
 			}
 			if b[i] != ',' {
@@ -225,10 +250,51 @@ func (v *jsValidator) value(i, depth int) (int, bool) {
 	return i, false
 }
 
-func (v *jsValidator) record(depth, start, end int) {
-	if v.ends != nil && depth <= v.endsDepth {
-		v.ends[start] = end
+// open records that a container starts at start (when it is shallow enough)
+// and returns the record to close, or -1.
+func (v *jsValidator) open(depth, start int) int {
+	if v.ends == nil || depth > v.endsDepth {
+		return -1
 	}
+	v.ends.spans = append(v.ends.spans, jsSpan{start: start, end: -1})
+	return len(v.ends.spans) - 1
+}
+
+func (v *jsValidator) close(rec, end int) {
+	if rec >= 0 {
+		v.ends.spans[rec].end = end
+	}
+}
+
+// jsEnds records where containers start and end. Containers are recorded as
+// they open, so spans are sorted by start and found by binary search; this is
+// several times cheaper to build than a map for the 100,000s of containers a
+// large capture has.
+type jsEnds struct {
+	spans []jsSpan
+}
+
+type jsSpan struct{ start, end int }
+
+// end returns where the container starting at start ends, if it was recorded.
+func (e *jsEnds) end(start int) (int, bool) {
+	if e == nil {
+		return 0, false
+	}
+	sp := e.spans
+	lo, hi := 0, len(sp)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if sp[m].start < start {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(sp) && sp[lo].start == start && sp[lo].end >= 0 {
+		return sp[lo].end, true
+	}
+	return 0, false
 }
 
 // jsSkip returns the index after the (validated) value starting at b[i].
@@ -276,15 +342,17 @@ type jsMember struct {
 }
 
 // jsSkipKnown is jsSkip, or the recorded end (jsValidator.ends) of a container.
-func jsSkipKnown(ends map[int]int, b []byte, i int) int {
-	if e, ok := ends[i]; ok {
-		return e
+func jsSkipKnown(ends *jsEnds, b []byte, i int) int {
+	if i < len(b) && (b[i] == '{' || b[i] == '[') {
+		if e, ok := ends.end(i); ok {
+			return e
+		}
 	}
 	return jsSkip(b, i)
 }
 
 // jsMembers lists the members of the validated object starting at b[i] == '{'.
-func jsMembers(ends map[int]int, b []byte, i int, out []jsMember) []jsMember {
+func jsMembers(ends *jsEnds, b []byte, i int, out []jsMember) []jsMember {
 	i = jsSkipWS(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		var m jsMember
@@ -306,7 +374,7 @@ func jsMembers(ends map[int]int, b []byte, i int, out []jsMember) []jsMember {
 }
 
 // jsElements lists the element spans of the validated array starting at b[i] == '['.
-func jsElements(ends map[int]int, b []byte, i int, out [][2]int) [][2]int {
+func jsElements(ends *jsEnds, b []byte, i int, out [][2]int) [][2]int {
 	i = jsSkipWS(b, i+1)
 	for i < len(b) && b[i] != ']' {
 		start := i
@@ -363,6 +431,43 @@ func containsByte(b []byte, c byte) bool {
 // jsDecoder builds Go values from validated JSON.
 type jsDecoder struct {
 	b []byte
+	// strs interns object keys and short plain strings, boxed as the any a
+	// map value holds: a capture repeats the same keys and values ("name",
+	// "True", "Running", …) in every object, and sharing the string and its
+	// box saves a third of the decoder's allocations.
+	strs map[string]any
+}
+
+// jsInternMax bounds the interned strings (length and count), so unique
+// values (names, uids) do not grow the table without benefit.
+const (
+	jsInternMaxLen   = 32
+	jsInternMaxCount = 1 << 14
+)
+
+// str returns raw (plain ASCII, no escapes) as a string, shared when short.
+func (d *jsDecoder) str(raw []byte) string {
+	s, _ := d.boxed(raw).(string)
+	return s
+}
+
+// boxed is str as an interface value, the box shared too when short.
+func (d *jsDecoder) boxed(raw []byte) any {
+	if len(raw) > jsInternMaxLen {
+		return string(raw)
+	}
+	if v, ok := d.strs[string(raw)]; ok {
+		return v
+	}
+	s := string(raw)
+	var v any = s
+	if d.strs == nil {
+		d.strs = make(map[string]any, 256)
+	}
+	if len(d.strs) < jsInternMaxCount {
+		d.strs[s] = v
+	}
+	return v
 }
 
 // value decodes the value at b[i] and returns the index after it.
@@ -374,7 +479,10 @@ func (d *jsDecoder) value(i int) (any, int) {
 	switch b[i] {
 	case '"':
 		end, escaped, nonASCII, _ := jsStringEnd(b, i)
-		if !escaped && (!nonASCII || utf8.Valid(b[i+1:end-1])) {
+		if !escaped && !nonASCII {
+			return d.boxed(b[i+1 : end-1]), end
+		}
+		if !escaped && utf8.Valid(b[i+1:end-1]) {
 			return string(b[i+1 : end-1]), end
 		}
 		return jsString(b, i, end), end
@@ -385,7 +493,7 @@ func (d *jsDecoder) value(i int) (any, int) {
 			kend, escaped, nonASCII, _ := jsStringEnd(b, i)
 			var key string
 			if !escaped && !nonASCII {
-				key = string(b[i+1 : kend-1])
+				key = d.str(b[i+1 : kend-1])
 			} else {
 				key = jsString(b, i, kend)
 			}

@@ -112,25 +112,45 @@ func (ix *Index) ApplyEvent(ev RouterEvent) error {
 	return nil
 }
 
+// ApplyEvents applies evs in order, exactly as calling ApplyEvent on each
+// would, and calls onError (when not nil) with the position and error of each
+// rejected event. It is the fast way to load a snapshot: the worker-set
+// updates of a run of stored events are gathered and applied once per node at
+// the end of the run (before any removal, clear or compaction), instead of
+// building a new set for every block a worker adds to a shared prefix.
+func (ix *Index) ApplyEvents(evs []RouterEvent, onError func(i int, err error)) {
+	t := &ix.dev
+	t.bulk = true
+	blocks := 0
+	for i := range evs {
+		if st := evs[i].Event.Data.Stored; st != nil && evs[i].StorageTier == TierDevice {
+			blocks += len(st.Blocks)
+		}
+	}
+	t.pend.reserve(min(blocks, MaxReserveBlocks), len(t.nodes))
+	defer func() {
+		t.flushSets()
+		t.bulk = false
+		t.pend.release()
+	}()
+	for i := range evs {
+		if err := ix.ApplyEvent(evs[i]); err != nil && onError != nil {
+			onError(i, err)
+		}
+	}
+}
+
 // Reserve prepares the device tree for about blocks more stored blocks, so a
 // bulk load (a snapshot of a million blocks) does not repeatedly grow the node
-// arena and rehash the edge table. It changes nothing observable.
+// arena. The edge table is left to grow on demand: the blocks of a stored
+// chain link to their parent implicitly (see rnode.implicit), so a snapshot
+// needs table edges only where chains branch. It changes nothing observable.
 func (ix *Index) Reserve(blocks int) {
 	t := &ix.dev
 	if blocks <= 0 || blocks > MaxReserveBlocks {
 		return
 	}
 	t.nodes = slices.Grow(t.nodes, blocks)
-	need := t.edges.n + blocks
-	if need*4 > len(t.edges.entries)*3 {
-		old := t.edges
-		t.edges.reserve(need)
-		for _, en := range old.entries {
-			if en.child != 0 {
-				t.edges.put(en.kid, en.local, en.child)
-			}
-		}
-	}
 }
 
 // MaxReserveBlocks bounds Reserve (a hint, not a promise to store that many).
@@ -213,6 +233,12 @@ type rnode struct {
 	set   uint32 // interned worker set
 	kid   uint32 // children namespace; changes when children are cleared
 	pkid  uint32
+	// implicit marks a node created right after its parent in the arena
+	// (the next block of a stored chain): its edge lives only in pkid and
+	// local, not in the edge table, and is alive while the parent's kid is
+	// still pkid. A million-block snapshot then writes almost no edges.
+	// Compaction makes every edge explicit again.
+	implicit bool
 }
 
 const noKid = ^uint32(0)
@@ -234,6 +260,12 @@ type radixTree struct {
 	// it bounds the garbage a compaction can reclaim.
 	dirty      int
 	setsAtLast int
+	// bulk (inside ApplyEvents) defers addWorker into pend; flushSets applies
+	// it. Outside ApplyEvents pend is always empty.
+	bulk bool
+	pend ixPending
+	// compactions counts compactions (for tests).
+	compactions int
 }
 
 const compactMinDirty = 4096
@@ -290,8 +322,10 @@ func (t *radixTree) apply(w WorkerWithDpRank, d KvCacheEventData) error {
 	case d.Stored != nil:
 		err = t.store(w, d.Stored)
 	case d.Removed != nil:
+		t.flushSets()
 		err = t.remove(w, d.Removed.BlockHashes)
 	case d.Cleared:
+		t.flushSets()
 		if s, ok := t.slot(w, false); ok && t.slots[s].present {
 			t.clearSlot(s, true)
 		}
@@ -311,23 +345,37 @@ func (t *radixTree) store(w WorkerWithDpRank, op *KvCacheStoreData) error {
 		}
 		cur = n
 	}
+	if len(op.Blocks) > 8 {
+		lk.ensure(lk.n + len(op.Blocks))
+	}
+	fresh := false // cur was created by this event, so it has no children yet
 	for i, b := range op.Blocks {
 		if i > 0 {
 			t.addWorker(cur, s)
 		}
-		child, ok := t.child(cur, uint64(b.TokensHash))
+		var child uint32
+		ok := false
+		if !fresh {
+			child, ok = t.child(cur, uint64(b.TokensHash))
+		}
+		fresh = false
 		if !ok {
 			if n, found := lk.get(uint64(b.BlockHash)); found {
 				child = n
 			} else {
 				child = t.newNode(uint64(b.BlockHash))
-				t.nodes[child].local = uint64(b.TokensHash)
-				t.nodes[child].pkid = t.nodes[cur].kid
+				nd := &t.nodes[child]
+				nd.local = uint64(b.TokensHash)
+				nd.pkid = t.nodes[cur].kid
+				nd.implicit = child == cur+1
+				fresh = true
 			}
 			if child == cur {
 				return fmt.Errorf("%w: block %d (block_hash %d) would become its own child; blocks after it are dropped", ErrInvalidBlockSequence, i, uint64(b.BlockHash))
 			}
-			t.edges.put(t.nodes[cur].kid, uint64(b.TokensHash), child)
+			if !fresh || !t.nodes[child].implicit { // a new implicit node needs no table edge
+				t.edges.put(t.nodes[cur].kid, uint64(b.TokensHash), child)
+			}
 		}
 		lk.put(uint64(b.BlockHash), child)
 		cur = child
@@ -339,6 +387,10 @@ func (t *radixTree) store(w WorkerWithDpRank, op *KvCacheStoreData) error {
 }
 
 func (t *radixTree) addWorker(n, s uint32) {
+	if t.bulk {
+		t.pend.add(n, s, len(t.nodes))
+		return
+	}
 	nd := &t.nodes[n]
 	nd.set = t.sets.with(nd.set, s)
 }
@@ -481,12 +533,47 @@ func (t *radixTree) maybeCompact() {
 	}
 }
 
+// flushSets applies the deferred worker additions: each node's set becomes its
+// set plus the workers added to it, interned once. Sets are sets, so the order
+// of the additions never matters.
+func (t *radixTree) flushSets() {
+	p := &t.pend
+	if len(p.nodes) == 0 {
+		return
+	}
+	lastSet, lastSlot, lastRes := ixNoSet, ixNoSet, uint32(0)
+	for _, n := range p.nodes {
+		e := p.head[n]
+		p.head[n] = 0
+		nd := &t.nodes[n]
+		if p.next[e-1] == 0 {
+			// One addition: the common case, often the same (set, worker) as
+			// the node before it (a worker's own chain of blocks).
+			s := p.slot[e-1]
+			if nd.set != lastSet || s != lastSlot {
+				lastSet, lastSlot, lastRes = nd.set, s, t.sets.with(nd.set, s)
+			}
+			nd.set = lastRes
+			continue
+		}
+		add := p.tmp[:0]
+		for ; e != 0; e = p.next[e-1] {
+			add = append(add, p.slot[e-1])
+		}
+		nd.set = t.sets.withAll(nd.set, add)
+		p.tmp = add
+	}
+	p.nodes, p.slot, p.next = p.nodes[:0], p.slot[:0], p.next[:0]
+}
+
 // compact drops unreachable edges and nodes, emulates Dynamo's periodic
 // sweep_stale_children (unlinking empty leaves referenced only by their
 // parent), then renumbers nodes, kids and worker sets densely. It never changes
 // FindMatches results: it runs at deterministic points, and the only states it
 // alters are ones that Dynamo's own five-minute sweep would alter.
 func (t *radixTree) compact() {
+	t.flushSets() // compaction reads and renumbers sets
+	t.compactions++
 	nn := len(t.nodes)
 	const none = ^uint32(0)
 	owner := make([]uint32, t.nextKid)
@@ -496,11 +583,20 @@ func (t *radixTree) compact() {
 	for i := range t.nodes {
 		owner[t.nodes[i].kid] = uint32(i)
 	}
-	// Live edges in CSR form, grouped by parent.
+	// Live edges in CSR form, grouped by parent: the table's, and the implicit
+	// ones whose parent (the node before) still has the kid they were made in.
+	liveImplicit := func(c int) bool {
+		return c > 0 && t.nodes[c].implicit && t.nodes[c-1].kid == t.nodes[c].pkid
+	}
 	start := make([]uint32, nn+1)
 	for _, e := range t.edges.entries {
 		if e.child != 0 && owner[e.kid] != none {
 			start[owner[e.kid]+1]++
+		}
+	}
+	for c := range t.nodes {
+		if liveImplicit(c) {
+			start[c]++ // parent c-1, counted at index (c-1)+1
 		}
 	}
 	for i := 1; i <= nn; i++ {
@@ -517,6 +613,12 @@ func (t *radixTree) compact() {
 			p := owner[e.kid]
 			adj[fill[p]] = cedge{e.local, e.child}
 			fill[p]++
+		}
+	}
+	for c := range t.nodes {
+		if liveImplicit(c) {
+			adj[fill[c-1]] = cedge{t.nodes[c].local, uint32(c)}
+			fill[c-1]++
 		}
 	}
 	// Reachability from the root and every lookup target.
@@ -756,6 +858,72 @@ func (p *ixSetPool) without(id, s uint32) uint32 {
 	return r
 }
 
+// withAll returns the set id plus the slots in add (unsorted, possibly
+// repeated or already members); add is reordered.
+func (p *ixSetPool) withAll(id uint32, add []uint32) uint32 {
+	slices.Sort(add)
+	add = slices.Compact(add)
+	m := p.members[id]
+	out := p.tmp[:0]
+	h := p.hashes[id]
+	i := 0
+	for _, s := range add {
+		for i < len(m) && m[i] < s {
+			out = append(out, m[i])
+			i++
+		}
+		if i < len(m) && m[i] == s {
+			continue
+		}
+		out = append(out, s)
+		h += ixSetElem(s)
+	}
+	if len(out) == i { // nothing new
+		p.tmp = out
+		return id
+	}
+	out = append(out, m[i:]...)
+	p.tmp = out
+	return p.intern(out, h)
+}
+
+// ixPending holds deferred additions of workers to nodes: per node a linked
+// list (head, next; entries numbered from 1) of worker slots, and the nodes in
+// the order they were first touched.
+type ixPending struct {
+	head  []uint32 // by node; 0 means no pending additions
+	slot  []uint32
+	next  []uint32
+	nodes []uint32
+	tmp   []uint32
+}
+
+func (p *ixPending) add(n, s uint32, nodes int) {
+	if int(n) >= len(p.head) {
+		p.head = slices.Grow(p.head, nodes-len(p.head))[:nodes]
+	}
+	h := p.head[n]
+	if h == 0 {
+		p.nodes = append(p.nodes, n)
+	} else if p.slot[h-1] == s {
+		return // the same worker again (a stored event revisiting the node)
+	}
+	p.slot = append(p.slot, s)
+	p.next = append(p.next, h)
+	p.head[n] = uint32(len(p.slot))
+}
+
+// reserve sizes the buffers for about blocks additions to a tree of nodes.
+func (p *ixPending) reserve(blocks, nodes int) {
+	p.slot = slices.Grow(p.slot, blocks)
+	p.next = slices.Grow(p.next, blocks)
+	p.nodes = slices.Grow(p.nodes, blocks)
+	p.head = slices.Grow(p.head, max(0, nodes+blocks-len(p.head)))
+}
+
+// release frees the buffers after a bulk load.
+func (p *ixPending) release() { *p = ixPending{} }
+
 // ---------------------------------------------------------------------------
 // Open-addressing tables with linear probing.
 
@@ -921,6 +1089,18 @@ func (h *ixHashTable) del(k uint64) (uint32, bool) {
 }
 
 func (h *ixHashTable) grow() { h.rehash(max(8, 2*len(h.vals))) }
+
+// ensure grows the table once to the size that n entries would grow it to
+// one by one (a stored event of many new blocks otherwise rehashes log n times).
+func (h *ixHashTable) ensure(n int) {
+	size := max(8, len(h.vals))
+	for n*4 > size*3 {
+		size *= 2
+	}
+	if size != len(h.vals) {
+		h.rehash(size)
+	}
+}
 
 func (h *ixHashTable) shrink() {
 	if h.n == 0 {

@@ -357,13 +357,58 @@ func checkAgainstRef(t *testing.T, ix *Index, ref *refTree, queries [][]LocalBlo
 }
 
 func runFuzzProgram(t *testing.T, data []byte) {
+	runFuzzProgramMode(t, data, false)
+	runFuzzProgramMode(t, data, true)
+}
+
+// runFuzzProgramMode runs a program against the reference. In batch mode,
+// runs of consecutive events (of a length drawn from the data) go through
+// ApplyEvents, and each event's error must match the reference's.
+func runFuzzProgramMode(t *testing.T, data []byte, batch bool) {
 	ix := NewIndex()
 	ref := newRefTree()
 	queries := allQueries()
 	ix.Reserve(len(data) % 64) // Reserve (also mid-program below) changes nothing observable
-	for step, op := range decodeFuzzProgram(data) {
+	ops := decodeFuzzProgram(data)
+	for step := 0; step < len(ops); step++ {
+		op := ops[step]
 		if step%5 == 4 {
 			ix.Reserve(step * 3)
+		}
+		if batch && op.ev != nil {
+			limit := 1 + int(data[step%len(data)])%12
+			var evs []RouterEvent
+			for len(evs) < limit && step < len(ops) && ops[step].ev != nil {
+				evs = append(evs, *ops[step].ev)
+				step++
+			}
+			step--
+			errs := make([]error, len(evs))
+			ix.ApplyEvents(evs, func(i int, err error) {
+				if errs[i] != nil || err == nil {
+					t.Fatalf("step %d: onError called twice or with nil for event %d", step, i)
+				}
+				errs[i] = err
+			})
+			for i, ev := range evs {
+				rerr := ref.apply(ev)
+				if ev.StorageTier != TierDevice {
+					continue
+				}
+				for _, s := range []error{ErrParentBlockNotFound, ErrBlockNotFound, ErrInvalidBlockSequence} {
+					if errors.Is(errs[i], s) != errors.Is(rerr, s) {
+						t.Fatalf("step %d batch event %d: error %v, reference %v", step, i, errs[i], rerr)
+					}
+				}
+				if (errs[i] == nil) != (rerr == nil) {
+					t.Fatalf("step %d batch event %d: error %v, reference %v", step, i, errs[i], rerr)
+				}
+			}
+			if len(ix.dev.pend.nodes) != 0 || ix.dev.bulk {
+				t.Fatalf("step %d: ApplyEvents left deferred set updates behind", step)
+			}
+			checkAgainstRef(t, ix, ref, queries, step)
+			continue
 		}
 		switch {
 		case op.ev != nil:

@@ -369,3 +369,125 @@ func ExampleIndex() {
 	// 1/0: 3 blocks = 48 tokens at block size 16
 	// 2/0: 1 blocks = 16 tokens at block size 16
 }
+
+// TestIndexApplyEventsMatchesApplyEvent loads a workload big enough to compact
+// in the middle of the batch (shared prefixes, mass removals, clears and
+// re-stores) through ApplyEvents and through ApplyEvent one by one; errors,
+// overlaps and tree sizes must be the same.
+func TestIndexApplyEventsMatchesApplyEvent(t *testing.T) {
+	const workers, chain = 200, 60
+	var evs []RouterEvent
+	id := uint64(0)
+	prompt := make([]uint64, chain)
+	for i := range prompt {
+		prompt[i] = uint64(i + 1)
+	}
+	own := func(w, i int) uint64 { return 1_000_000 + uint64(w)*1000 + uint64(i) }
+	for w := 0; w < workers; w++ {
+		p := (w * 7) % chain
+		locals := slices.Clone(prompt[:p])
+		for i := p; i < chain; i++ {
+			locals = append(locals, own(w, i))
+		}
+		id++
+		evs = append(evs, storeEvRank(uint64(w), uint32(w%2), id, locals, nil))
+	}
+	for w := 0; w < workers; w++ {
+		p := (w * 7) % chain
+		var gone []uint64
+		for i := max(p, chain/5); i < chain; i++ {
+			gone = append(gone, own(w, i))
+		}
+		gone = append(gone, 999) // unknown: an error, the others still removed
+		id++
+		ev := removeEv(uint64(w), id, gone)
+		ev.Event.DpRank = uint32(w % 2)
+		evs = append(evs, ev)
+		if w%17 == 0 {
+			id++
+			evs = append(evs, clearEv(uint64(w), uint32(w%2), id))
+		}
+		if w%5 == 0 { // re-store a different tail, and one with a missing parent
+			id++
+			evs = append(evs, storeEvRank(uint64(w), uint32(w%2), id, []uint64{1, 2, 3, 5_000_000 + uint64(w)}, nil))
+			id++
+			evs = append(evs, storeEvRank(uint64(w), uint32(w%2), id, []uint64{7}, u64p(123456789)))
+		}
+	}
+	seq := NewIndex()
+	var seqErrs []string
+	for _, ev := range evs {
+		e := ""
+		if err := seq.ApplyEvent(ev); err != nil {
+			e = err.Error()
+		}
+		seqErrs = append(seqErrs, e)
+	}
+	bulk := NewIndex()
+	bulkErrs := make([]string, len(evs))
+	bulk.ApplyEvents(evs, func(i int, err error) { bulkErrs[i] = err.Error() })
+	if !slices.Equal(seqErrs, bulkErrs) {
+		for i := range seqErrs {
+			if seqErrs[i] != bulkErrs[i] {
+				t.Fatalf("event %d: ApplyEvents error %q, ApplyEvent %q", i, bulkErrs[i], seqErrs[i])
+			}
+		}
+	}
+	if bulk.dev.compactions == 0 {
+		t.Fatal("the workload did not compact during the batch; make it bigger")
+	}
+	queries := [][]LocalBlockHash{lh(prompt...), lh(prompt[:5]...), lh(1, 2, 3, 5_000_000), lh(1, 2, 3, 5_000_005), lh(7)}
+	for w := 0; w < workers; w += 13 {
+		q := lh(prompt[:(w*7)%chain]...)
+		for i := (w * 7) % chain; i < chain; i++ {
+			q = append(q, LocalBlockHash(own(w, i)))
+		}
+		queries = append(queries, q)
+	}
+	for _, q := range queries {
+		a, b := seq.FindMatches(q), bulk.FindMatches(q)
+		if len(a) != len(b) {
+			t.Fatalf("query %v: bulk %v, sequential %v", q[:min(len(q), 4)], b, a)
+		}
+		for i := range a {
+			if a[i].Worker != b[i].Worker || a[i].Blocks != b[i].Blocks {
+				t.Fatalf("query %v: bulk %v, sequential %v", q[:min(len(q), 4)], b[i], a[i])
+			}
+		}
+	}
+	if a, b := seq.TreeSizes(), bulk.TreeSizes(); !slices.Equal(a, b) {
+		t.Fatalf("tree sizes: bulk %v, sequential %v", b, a)
+	}
+	if len(seq.FindMatches(lh(prompt...))) == 0 {
+		t.Fatal("the prompt matches nothing; the comparison is vacuous")
+	}
+}
+
+// TestIndexCompactAppliesDeferredSets compacts in the middle of a bulk load
+// (as a kid-space overflow would) and checks nothing deferred is lost.
+func TestIndexCompactAppliesDeferredSets(t *testing.T) {
+	evs := []RouterEvent{
+		storeEv(1, 1, []uint64{1, 2, 3}, nil),
+		storeEv(2, 2, []uint64{1, 2, 4}, nil),
+		storeEv(3, 3, []uint64{1, 5}, nil),
+	}
+	want := NewIndex()
+	mustApply(t, want, evs...)
+	ix := NewIndex()
+	ix.dev.bulk = true
+	for _, ev := range evs {
+		if err := ix.ApplyEvent(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ix.dev.pend.nodes) == 0 {
+		t.Fatal("nothing was deferred")
+	}
+	ix.dev.compact()
+	ix.dev.bulk = false
+	for _, q := range [][]LocalBlockHash{lh(1, 2, 3), lh(1, 2, 4), lh(1, 5), lh(1)} {
+		if got, w := scoreMap(ix.FindMatches(q)), scoreMap(want.FindMatches(q)); fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("query %v: %v, want %v", q, got, w)
+		}
+	}
+}

@@ -427,6 +427,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	defer cmdutil.TuneGCForOneShot()()
 	b, err := o.load(ctx)
 	if err != nil {
 		return err

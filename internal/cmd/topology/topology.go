@@ -155,6 +155,7 @@ func (o *Options) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	if !o.Watch {
+		defer cmdutil.TuneGCForOneShot()()
 		report, err := o.report(ctx)
 		if err != nil {
 			return err
