@@ -121,13 +121,6 @@ func (ix *Index) ApplyEvent(ev RouterEvent) error {
 func (ix *Index) ApplyEvents(evs []RouterEvent, onError func(i int, err error)) {
 	t := &ix.dev
 	t.bulk = true
-	blocks := 0
-	for i := range evs {
-		if st := evs[i].Event.Data.Stored; st != nil && evs[i].StorageTier == TierDevice {
-			blocks += len(st.Blocks)
-		}
-	}
-	t.pend.reserve(min(blocks, MaxReserveBlocks), len(t.nodes))
 	defer func() {
 		t.flushSets()
 		t.bulk = false
@@ -264,8 +257,9 @@ type radixTree struct {
 	// it. Outside ApplyEvents pend is always empty.
 	bulk bool
 	pend ixPending
-	// compactions counts compactions (for tests).
-	compactions int
+	// compactions and deferred count compactions and deferred additions
+	// (for tests).
+	compactions, deferred int
 }
 
 const compactMinDirty = 4096
@@ -387,11 +381,15 @@ func (t *radixTree) store(w WorkerWithDpRank, op *KvCacheStoreData) error {
 }
 
 func (t *radixTree) addWorker(n, s uint32) {
-	if t.bulk {
+	nd := &t.nodes[n]
+	if t.bulk && len(t.sets.members[nd.set]) >= bulkDeferMin {
+		// Adding to a large set copies it; deferred, the node's additions
+		// are merged into it once (a snapshot with thousands of workers on
+		// one prompt would otherwise copy each set once per worker).
 		t.pend.add(n, s, len(t.nodes))
+		t.deferred++
 		return
 	}
-	nd := &t.nodes[n]
 	nd.set = t.sets.with(nd.set, s)
 }
 
@@ -532,6 +530,11 @@ func (t *radixTree) maybeCompact() {
 		t.compact()
 	}
 }
+
+// bulkDeferMin is the set size from which ApplyEvents defers additions;
+// smaller sets are cheaper to copy than to defer. (A variable so tests can
+// defer every addition.)
+var bulkDeferMin = 32
 
 // flushSets applies the deferred worker additions: each node's set becomes its
 // set plus the workers added to it, interned once. Sets are sets, so the order
@@ -911,14 +914,6 @@ func (p *ixPending) add(n, s uint32, nodes int) {
 	p.slot = append(p.slot, s)
 	p.next = append(p.next, h)
 	p.head[n] = uint32(len(p.slot))
-}
-
-// reserve sizes the buffers for about blocks additions to a tree of nodes.
-func (p *ixPending) reserve(blocks, nodes int) {
-	p.slot = slices.Grow(p.slot, blocks)
-	p.next = slices.Grow(p.next, blocks)
-	p.nodes = slices.Grow(p.nodes, blocks)
-	p.head = slices.Grow(p.head, max(0, nodes+blocks-len(p.head)))
 }
 
 // release frees the buffers after a bulk load.

@@ -227,3 +227,34 @@ func BenchmarkIndexRemoveEvent(b *testing.B) {
 		b.ReportMetric(float64(b.N)/secs, "events/s")
 	}
 }
+
+// BenchmarkIndexLoadSnapshot loads the whole corpus (about 1M blocks held by
+// 64 workers, shared system prompts included) into a fresh index, through
+// ApplyEvents (the bulk path a snapshot takes) and one ApplyEvent at a time.
+func BenchmarkIndexLoadSnapshot(b *testing.B) {
+	c := getCorpus()
+	blocks := 0
+	for _, ev := range c.events {
+		blocks += len(ev.Event.Data.Stored.Blocks)
+	}
+	b.Run("ApplyEvents", func(b *testing.B) {
+		for b.Loop() {
+			ix := NewIndex()
+			ix.Reserve(blocks)
+			ix.ApplyEvents(c.events, func(i int, err error) { b.Fatalf("event %d: %v", i, err) })
+		}
+		b.ReportMetric(float64(blocks)*float64(b.N)/b.Elapsed().Seconds(), "blocks/s")
+	})
+	b.Run("ApplyEvent", func(b *testing.B) {
+		for b.Loop() {
+			ix := NewIndex()
+			ix.Reserve(blocks)
+			for _, ev := range c.events {
+				if err := ix.ApplyEvent(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(blocks)*float64(b.N)/b.Elapsed().Seconds(), "blocks/s")
+	})
+}

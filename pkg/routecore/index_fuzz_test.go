@@ -359,6 +359,11 @@ func checkAgainstRef(t *testing.T, ix *Index, ref *refTree, queries [][]LocalBlo
 func runFuzzProgram(t *testing.T, data []byte) {
 	runFuzzProgramMode(t, data, false)
 	runFuzzProgramMode(t, data, true)
+	// Again with every addition of a batch deferred (the programs' sets are
+	// smaller than bulkDeferMin).
+	defer func(prev int) { bulkDeferMin = prev }(bulkDeferMin)
+	bulkDeferMin = 0
+	runFuzzProgramMode(t, data, true)
 }
 
 // runFuzzProgramMode runs a program against the reference. In batch mode,

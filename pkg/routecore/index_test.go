@@ -375,6 +375,16 @@ func ExampleIndex() {
 // re-stores) through ApplyEvents and through ApplyEvent one by one; errors,
 // overlaps and tree sizes must be the same.
 func TestIndexApplyEventsMatchesApplyEvent(t *testing.T) {
+	for _, deferMin := range []int{bulkDeferMin, 0} {
+		t.Run(fmt.Sprintf("defer from %d", deferMin), func(t *testing.T) {
+			defer func(prev int) { bulkDeferMin = prev }(bulkDeferMin)
+			bulkDeferMin = deferMin
+			testIndexApplyEventsMatchesApplyEvent(t)
+		})
+	}
+}
+
+func testIndexApplyEventsMatchesApplyEvent(t *testing.T) {
 	const workers, chain = 200, 60
 	var evs []RouterEvent
 	id := uint64(0)
@@ -436,6 +446,9 @@ func TestIndexApplyEventsMatchesApplyEvent(t *testing.T) {
 	if bulk.dev.compactions == 0 {
 		t.Fatal("the workload did not compact during the batch; make it bigger")
 	}
+	if bulk.dev.deferred == 0 {
+		t.Fatal("no addition was deferred; the bulk path was not exercised")
+	}
 	queries := [][]LocalBlockHash{lh(prompt...), lh(prompt[:5]...), lh(1, 2, 3, 5_000_000), lh(1, 2, 3, 5_000_005), lh(7)}
 	for w := 0; w < workers; w += 13 {
 		q := lh(prompt[:(w*7)%chain]...)
@@ -473,6 +486,8 @@ func TestIndexCompactAppliesDeferredSets(t *testing.T) {
 	}
 	want := NewIndex()
 	mustApply(t, want, evs...)
+	defer func(prev int) { bulkDeferMin = prev }(bulkDeferMin)
+	bulkDeferMin = 0
 	ix := NewIndex()
 	ix.dev.bulk = true
 	for _, ev := range evs {
