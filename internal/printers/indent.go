@@ -47,29 +47,29 @@ func indentCompact(dst, src []byte) (out []byte, ok bool) {
 			depth++
 			dst = indentNewline(dst, depth)
 		}
+		end := i + 1 // a string, number or literal is copied as one run up to end
 		switch c {
 		case '"':
-			j := stringEnd(src, i+1)
-			if j < 0 {
+			if end = stringEnd(src, i+1); end < 0 {
 				return dst, false
 			}
-			dst = append(dst, src[i:j]...)
-			i = j
-			if depth == 0 && !needIndent {
-				top = true
-			}
-			continue
 		case '{', '[':
 			needIndent = true
 			dst = append(dst, c)
+			i++
+			continue
 		case ',':
 			if depth == 0 {
 				return dst, false
 			}
 			dst = append(dst, c)
 			dst = indentNewline(dst, depth)
+			i++
+			continue
 		case ':':
 			dst = append(dst, c, ' ')
+			i++
+			continue
 		case '}', ']':
 			if needIndent {
 				needIndent = false
@@ -81,27 +81,20 @@ func indentCompact(dst, src []byte) (out []byte, ok bool) {
 				dst = indentNewline(dst, depth)
 			}
 			dst = append(dst, c)
-			if depth == 0 {
-				top = true
-			}
-		case ' ', '\t', '\r', '\n':
-			return dst, false // not compact: let json.Indent handle it
-		default:
-			j := i + 1
-			for j < len(src) && isLiteralByte(src[j]) {
-				j++
-			}
-			if !isLiteralByte(c) {
-				return dst, false
-			}
-			dst = append(dst, src[i:j]...)
-			i = j
-			if depth == 0 && !needIndent {
-				top = true
-			}
+			top = depth == 0
+			i++
 			continue
+		default:
+			if !isLiteralByte(c) {
+				return dst, false // whitespace (not compact: json.Indent handles it) or garbage
+			}
+			for end < len(src) && isLiteralByte(src[end]) {
+				end++
+			}
 		}
-		i++
+		dst = append(dst, src[i:end]...)
+		i = end
+		top = depth == 0
 	}
 	if needIndent || depth != 0 || !top {
 		return dst, false

@@ -492,31 +492,6 @@ func dwmSlots(v any, out []dwmSlot, depth int) []dwmSlot {
 	return out
 }
 
-// dwmCopy deep-copies a decoded JSON value.
-func dwmCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return map[string]any(nil) // typed nils stay typed
-		}
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = dwmCopy(e)
-		}
-		return m
-	case []any:
-		if x == nil {
-			return []any(nil)
-		}
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = dwmCopy(e)
-		}
-		return a
-	}
-	return v
-}
-
 // dwmMutate applies the mutations that ops encodes (three bytes each: what,
 // where, with what) to v and returns it.
 func dwmMutate(v any, ops []byte) any {
@@ -562,7 +537,7 @@ func dwmMutate(v any, ops []byte) any {
 				m[dwmFuzzKeys[(with>>1)%len(dwmFuzzKeys)]] = dwmFuzzValue(where + with)
 			}
 		case 5: // copy a subtree elsewhere (duplicate entries across maps)
-			slots[with%len(slots)].set(dwmCopy(s.get()))
+			slots[with%len(slots)].set(jsonValueCopy(s.get()))
 		}
 	}
 	return v
@@ -607,7 +582,7 @@ func FuzzDWMWalkMatchesRoundtrip(f *testing.F) {
 			v, _ = d.value(0)
 		}
 		v = dwmMutate(v, ops)
-		before := dwmCopy(v)
+		before := jsonValueCopy(v)
 		got, ok := bldWalkDWMNoRecover(v, "dwm/w")
 		enc, err := json.Marshal(v)
 		if err == nil && !reflect.DeepEqual(before, v) {
@@ -648,7 +623,7 @@ func TestDWMWalkSingleMutations(t *testing.T) {
 				if op == 3 { // every value, each under one of the folded spellings
 					with = 5*with + with%5
 				}
-				if checkDWMWalk(t, dwmMutate(dwmCopy(v), []byte{byte(op), byte(where), byte(with)})) {
+				if checkDWMWalk(t, dwmMutate(jsonValueCopy(v), []byte{byte(op), byte(where), byte(with)})) {
 					walked++
 				}
 			}
@@ -678,7 +653,7 @@ func TestDWMWalkMutations(t *testing.T) {
 			x ^= x << 17
 			ops[j] = byte(x)
 		}
-		v := dwmMutate(dwmCopy(bases[i%len(bases)]), ops)
+		v := dwmMutate(jsonValueCopy(bases[i%len(bases)]), ops)
 		if checkDWMWalk(t, v) {
 			walked++
 		} else {

@@ -418,8 +418,8 @@ func TestPodWalkQuantityStrings(t *testing.T) {
 	}
 }
 
-// podWalkCopy deep-copies an unstructured value (typed nils included).
-func podWalkCopy(v any) any {
+// jsonValueCopy deep-copies a decoded JSON value (typed nils stay typed).
+func jsonValueCopy(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		if v == nil {
@@ -427,7 +427,7 @@ func podWalkCopy(v any) any {
 		}
 		m := make(map[string]any, len(v))
 		for k, e := range v {
-			m[k] = podWalkCopy(e)
+			m[k] = jsonValueCopy(e)
 		}
 		return m
 	case []any:
@@ -436,7 +436,7 @@ func podWalkCopy(v any) any {
 		}
 		l := make([]any, len(v))
 		for i, e := range v {
-			l[i] = podWalkCopy(e)
+			l[i] = jsonValueCopy(e)
 		}
 		return l
 	}
@@ -485,7 +485,7 @@ func podWalkMutate(v any, f func(name string, mutated func(any) any)) {
 	collect(nil, v)
 	// apply copies root and calls g on the parent of the position p.
 	apply := func(root any, p []step, g func(parent any, s step)) any {
-		root = podWalkCopy(root)
+		root = jsonValueCopy(root)
 		cur := root
 		for _, s := range p[:len(p)-1] {
 			if s.index < 0 {
@@ -652,15 +652,7 @@ func TestBuildPodWalkSameSnapshot(t *testing.T) {
 		}
 		build := func(walk bool, threshold int) *Snapshot {
 			bldPodWalkEnabled, bldParallelMin = walk, threshold
-			b, err := ParseCapture(data, f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := Build(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
+			return buildCaptureBytes(t, data, f)
 		}
 		for _, threshold := range []int{1, 1 << 30} {
 			walked, converted := build(true, threshold), build(false, threshold)
@@ -799,7 +791,7 @@ func FuzzPodWalkMatchesConverter(f *testing.F) {
 		}
 		if end, ok := jsValidate(data, 0); ok && jsSkipWS(data, end) == len(data) {
 			d := jsDecoder{b: data}
-			if m, ok := podWalkCopy(func() any { v, _ := d.value(jsSkipWS(data, 0)); return v }()).(map[string]any); ok && m != nil {
+			if m, ok := jsonValueCopy(func() any { v, _ := d.value(jsSkipWS(data, 0)); return v }()).(map[string]any); ok && m != nil {
 				objs = append(objs, m)
 			}
 		}

@@ -223,15 +223,7 @@ func TestBuildParallelMatchesSequential(t *testing.T) {
 		}
 		build := func(threshold int) *Snapshot {
 			bldParallelMin = threshold
-			b, err := ParseCapture(data, f) // a fresh bundle: Build must not depend on reuse
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := Build(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
+			return buildCaptureBytes(t, data, f) // a fresh bundle: Build must not depend on reuse
 		}
 		par, seq := build(1), build(1<<30)
 		if !reflect.DeepEqual(par, seq) {
@@ -447,4 +439,19 @@ func TestReadAllLimited(t *testing.T) {
 			t.Errorf("%s: got %d bytes, %v; want %d bytes", tt.name, len(got), err, len(tt.want))
 		}
 	}
+}
+
+// buildCaptureBytes parses a capture and builds its Snapshot, failing the test
+// on any error.
+func buildCaptureBytes(t *testing.T, data []byte, name string) *Snapshot {
+	t.Helper()
+	b, err := ParseCapture(data, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Build(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
