@@ -32,7 +32,7 @@ example: ## Run the main job on the embedded example (no cluster needed)
 	go run ./cmd/kubectl-dynamo $(EXAMPLE_ARGS)
 
 .PHONY: test
-test: verify lint test-unit ## Run the whole test suite: formatting, vet, lint, tests with -race
+test: verify lint test-unit test-arm64 ## Run the whole test suite: formatting, vet, lint, tests with -race, the arm64 routing-core tests
 	@echo "all checks passed"
 
 .PHONY: test-unit
@@ -48,6 +48,10 @@ verify: ## Check gofmt, go vet, go.mod tidiness, house rules and generated docs
 	hack/verify-code-patterns.sh
 	hack/verify-readme.sh
 	hack/verify-docs.sh
+
+.PHONY: test-arm64
+test-arm64: ## Run the routing-core tests as arm64 binaries (natively, or under qemu fetched from the Debian registry)
+	hack/test-arm64.sh
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)

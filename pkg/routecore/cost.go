@@ -117,7 +117,7 @@ func (k *selCostConsts) decayFactor(ap uint64) float64 {
 	}
 	excess := float64(costSatSub(ap, k.floor)) / k.fBlock
 	norm := excess / k.fReqBlocks
-	return 1.0 / (1.0 + k.w.OverlapScoreCreditDecay*norm)
+	return 1.0 / (1.0 + float64(k.w.OverlapScoreCreditDecay*norm))
 }
 
 // terms fills the formula's outputs in t from the inputs already in t (HasLoad,
@@ -134,13 +134,15 @@ func (k *selCostConsts) terms(workerType string, activeDecode uint64, decay floa
 	if !t.HasMultiplier {
 		t.Multiplier = 1
 	}
-	sharedCredit := w.SharedCacheMultiplier * float64(t.SharedBeyondBlocks)
+	// Every product is rounded on its own (float64(…)), as in Rust, which never
+	// fuses a multiply and an add; Go may fuse them on arm64 unless told not to.
+	sharedCredit := float64(w.SharedCacheMultiplier * float64(t.SharedBeyondBlocks))
 	t.DecayFactor = decay
-	effCredit := w.OverlapScoreCredit * decay
-	t.CreditBlocks = effCredit*t.DeviceBlocks + w.HostCacheHitWeight*t.HostBlocks +
-		w.DiskCacheHitWeight*t.DiskBlocks + sharedCredit
+	effCredit := float64(w.OverlapScoreCredit * decay)
+	t.CreditBlocks = float64(effCredit*t.DeviceBlocks) + float64(w.HostCacheHitWeight*t.HostBlocks) +
+		float64(w.DiskCacheHitWeight*t.DiskBlocks) + sharedCredit
 	t.DecodeBlocks = float64(costSatAdd(activeDecode, t.AdditionalActiveBlocks))
-	t.RequestCost = w.DecodeActiveRequestWeight * float64(t.ActiveRequests)
+	t.RequestCost = float64(w.DecodeActiveRequestWeight * float64(t.ActiveRequests))
 
 	if k.decodeBranch && workerType == WorkerTypeDecode {
 		t.Formula = "decode-overlap"
@@ -166,7 +168,7 @@ func (k *selCostConsts) terms(workerType string, activeDecode uint64, decay floa
 	if k.b.ClampAdjustedPrefill {
 		t.AdjustedPrefillBlocks = max(t.AdjustedPrefillBlocks, 0)
 	}
-	t.PrefillCost = w.PrefillLoadScale * t.AdjustedPrefillBlocks
+	t.PrefillCost = float64(w.PrefillLoadScale * t.AdjustedPrefillBlocks)
 	t.Logit = t.PrefillCost + t.DecodeBlocks + t.RequestCost
 	t.Cost = t.Logit
 }
@@ -189,7 +191,7 @@ func PreferredTaintMultiplier(c RoutingConstraints, workerTaints []string) (mult
 			sum += float64(float32(c.PreferredTaints[name]))
 		}
 	}
-	return math.Exp(-math.Tanh(sum)), sum, matched, true
+	return libmExp(-libmTanh(sum)), sum, matched, true
 }
 
 // SharedHitsBeyond counts shared-cache hit positions >= depth

@@ -44,10 +44,16 @@ func TestPreferredTaintMultiplierUsesFloat32Weights(t *testing.T) {
 	if sum != 0.8500000238418579 {
 		t.Errorf("sum %v, want float32(0.85) widened = 0.8500000238418579", sum)
 	}
-	if want := math.Exp(-math.Tanh(0.8500000238418579)); mult != want {
-		t.Errorf("multiplier %v, want %v", mult, want)
+	// glibc's exp(−tanh(0.8500000238418579)), what Dynamo's router computes (python3:
+	// math.exp(-math.tanh(0.8500000238418579)) on glibc); Go's math.Exp and
+	// math.Tanh give 0.5010399290910779, one ulp below.
+	if want := math.Float64frombits(0x3fe00884e3adf67d); mult != want {
+		t.Errorf("multiplier %v, want glibc's %v", mult, want)
 	}
-	if mult == math.Exp(-math.Tanh(0.85)) {
+	if goMath := math.Exp(-math.Tanh(0.8500000238418579)); mult == goMath {
+		t.Errorf("multiplier %v equals Go's math.Exp(-math.Tanh(…)); this vector no longer tells glibc from Go", mult)
+	}
+	if mult == libmExp(-libmTanh(0.85)) {
 		t.Errorf("multiplier equals the float64-weight result; the f32 rounding was lost")
 	}
 }

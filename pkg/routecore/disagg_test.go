@@ -166,7 +166,7 @@ func TestRouteDisaggregatedPreferredFavoursSameZone(t *testing.T) {
 		for _, c := range d.Decode.Candidates {
 			wantMult := 1.0
 			if c.Candidate.WorkerID == 11 {
-				wantMult = math.Exp(-math.Tanh(1))
+				wantMult = libmExp(-libmTanh(1))
 			}
 			if !c.Eligible || math.Abs(c.Terms.Multiplier-wantMult) > 1e-12 {
 				t.Errorf("candidate %v eligible %v multiplier %v want %v", c.Candidate, c.Eligible, c.Terms.Multiplier, wantMult)

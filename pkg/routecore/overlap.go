@@ -350,7 +350,7 @@ func EstimateCacheHits(m TieredMatches, w TierWeights, blockSize uint32) []Cache
 			if h.Blocks == 0 {
 				continue
 			}
-			eff[h.Worker] += float64(h.Blocks) * wt
+			eff[h.Worker] += float64(float64(h.Blocks) * wt) // rounded, never fused (Rust)
 		}
 	}
 	out := make([]CacheHitEstimate, 0, len(eff))

@@ -76,9 +76,9 @@ func softmaxWeights(p, costs []float64, lo, hi float64, n int, temperature float
 	}
 	minNorm := lo / magnitude
 	scale := -1.0 / ((hi/magnitude - minNorm) * temperature)
-	maxScaled := minNorm * scale
+	maxScaled := float64(minNorm * scale) // rounded here: Go may otherwise fuse it into the subtraction below
 	for i, c := range costs {
-		p[i] = math.Exp(c/magnitude*scale - maxScaled)
+		p[i] = libmExp(float64(c/magnitude*scale) - maxScaled) // glibc's exp; the product rounded as in Rust
 	}
 }
 

@@ -740,7 +740,7 @@ func (p *selPreferred) multiplier(workerTaints []string) (mult, sum float64, nMa
 			sum += p.weights[i]
 		}
 	}
-	return math.Exp(-math.Tanh(sum)), sum, nMatched
+	return libmExp(-libmTanh(sum)), sum, nMatched
 }
 
 // matched fills dst with the matched names, in sorted order.

@@ -513,7 +513,8 @@ func refCandidateLogitInto(b *ProfileBehavior, w *ResolvedWeights, in *CostInput
 		DecayFactor:            1,
 		Multiplier:             1,
 	}
-	sharedCredit := w.SharedCacheMultiplier * float64(in.SharedBeyondBlocks)
+	// float64(…) rounds each product as Rust does (no fused multiply-add on any GOARCH).
+	sharedCredit := float64(w.SharedCacheMultiplier * float64(in.SharedBeyondBlocks))
 	if w.TrackPrefillTokens && w.OverlapScoreCreditDecay > 0 {
 		excess := float64(refCostSatSub(in.ActivePrefillTokens, in.MinActivePrefillTokens)) / float64(in.BlockSize)
 		reqBlocks := in.RequestBlocks
@@ -521,13 +522,13 @@ func refCandidateLogitInto(b *ProfileBehavior, w *ResolvedWeights, in *CostInput
 			reqBlocks = max(reqBlocks, 1)
 		}
 		norm := excess / float64(reqBlocks)
-		t.DecayFactor = 1.0 / (1.0 + w.OverlapScoreCreditDecay*norm)
+		t.DecayFactor = 1.0 / (1.0 + float64(w.OverlapScoreCreditDecay*norm))
 	}
-	effCredit := w.OverlapScoreCredit * t.DecayFactor
-	t.CreditBlocks = effCredit*in.DeviceBlocks + w.HostCacheHitWeight*in.HostBlocks +
-		w.DiskCacheHitWeight*in.DiskBlocks + sharedCredit
+	effCredit := float64(w.OverlapScoreCredit * t.DecayFactor)
+	t.CreditBlocks = float64(effCredit*in.DeviceBlocks) + float64(w.HostCacheHitWeight*in.HostBlocks) +
+		float64(w.DiskCacheHitWeight*in.DiskBlocks) + sharedCredit
 	t.DecodeBlocks = float64(refCostSatAdd(in.ActiveDecodeBlocks, in.AdditionalActiveBlocks))
-	t.RequestCost = w.DecodeActiveRequestWeight * float64(in.ActiveRequests)
+	t.RequestCost = float64(w.DecodeActiveRequestWeight * float64(in.ActiveRequests))
 
 	if b.DecodeOverlapBranch && in.WorkerType == WorkerTypeDecode && !w.TrackPrefillTokens && w.OverlapScoreCredit > 0 {
 		t.Formula = "decode-overlap"
@@ -552,7 +553,7 @@ func refCandidateLogitInto(b *ProfileBehavior, w *ResolvedWeights, in *CostInput
 	if b.ClampAdjustedPrefill {
 		t.AdjustedPrefillBlocks = math.Max(t.AdjustedPrefillBlocks, 0)
 	}
-	t.PrefillCost = w.PrefillLoadScale * t.AdjustedPrefillBlocks
+	t.PrefillCost = float64(w.PrefillLoadScale * t.AdjustedPrefillBlocks)
 	t.Logit = t.PrefillCost + t.DecodeBlocks + t.RequestCost
 	t.Cost = t.Logit
 }
@@ -575,7 +576,7 @@ func refPreferredTaintMultiplier(c RoutingConstraints, workerTaints []string) (m
 			sum += float64(float32(c.PreferredTaints[name]))
 		}
 	}
-	return math.Exp(-math.Tanh(sum)), sum, matched, true
+	return libmExp(-libmTanh(sum)), sum, matched, true
 }
 
 // refCostMergeHitRanges sorts and merges ranges, dropping empty ones.
@@ -851,9 +852,9 @@ func refSoftmaxProbabilities(costs []float64, temperature float64) ([]float64, e
 		}
 		minNorm := lo / magnitude
 		scale := -1.0 / ((hi/magnitude - minNorm) * temperature)
-		maxScaled := minNorm * scale
+		maxScaled := float64(minNorm * scale)
 		for i, c := range costs {
-			p[i] = math.Exp(c/magnitude*scale - maxScaled)
+			p[i] = libmExp(float64(c/magnitude*scale) - maxScaled)
 		}
 	}
 	sum := 0.0

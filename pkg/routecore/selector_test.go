@@ -207,7 +207,7 @@ func TestSelectorVectors(t *testing.T) {
 				Constraints: RoutingConstraints{PreferredTaints: map[string]float64{"mdc-a": 0.85}}},
 			want: selW(10),
 			wantCost: map[WorkerWithDpRank]float64{
-				selW(10): 101 * math.Exp(-math.Tanh(float64(float32(0.85)))), selW(20): 91},
+				selW(10): 101 * libmExp(-libmTanh(float64(float32(0.85)))), selW(20): 91},
 		},
 		{
 			// test_negative_preferred_taints_avoid_matching_worker: 91·1.27752 ≈ 116.3 vs 101.
@@ -219,7 +219,7 @@ func TestSelectorVectors(t *testing.T) {
 				Constraints: RoutingConstraints{PreferredTaints: map[string]float64{"mdc-a": -0.25}}},
 			want: selW(20),
 			wantCost: map[WorkerWithDpRank]float64{
-				selW(10): 91 * math.Exp(-math.Tanh(float64(float32(-0.25)))), selW(20): 101},
+				selW(10): 91 * libmExp(-libmTanh(float64(float32(-0.25)))), selW(20): 101},
 		},
 	}
 	for _, tt := range tests {

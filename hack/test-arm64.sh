@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the router core's tests, and those of the commands built on it, as arm64
+# binaries: natively on an arm64 machine, else under qemu user-mode emulation
+# (hack/qemu/provision.sh). arm64 is where Go may fuse a multiply and an add into
+# one instruction (Rust never does) and where Go's own math.Exp differs from
+# amd64's, so this is where a cost, tie set or probability could stop matching
+# the router bit for bit (docs/routing-core.md, "Floating point").
+# Tests that need a control plane or kubectl skip under -short.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=(./pkg/routecore ./pkg/explain ./internal/cmd/explainroute)
+if [ "$(go env GOHOSTARCH)" = arm64 ]; then
+  exec go test -count=1 -short "${pkgs[@]}"
+fi
+if ! qemu=$(hack/qemu/provision.sh aarch64); then
+  if [ "${CI:-}" = true ]; then
+    echo "test-arm64: no arm64 emulator (see above)" >&2
+    exit 1
+  fi
+  echo "test-arm64: SKIPPED: no arm64 emulator (see above); TestNoImplicitFusedMultiplyAdd still checks the arm64 build" >&2
+  exit 0
+fi
+echo "test-arm64: GOARCH=arm64 under $qemu"
+GOARCH=arm64 CGO_ENABLED=0 go test -count=1 -short -exec "$qemu" "${pkgs[@]}"
