@@ -320,6 +320,18 @@ type kubeCollector struct {
 	notes []Note
 	// failed lists "resource: reason" for the SourceStatus message.
 	failed []string
+	// unreach holds the reads that failed because the API server could not be
+	// reached; noteUnreachable turns them into notes once all reads are done,
+	// so that one outage is reported once, not once per resource.
+	unreach []kubeUnreach
+	// unreachable is SourceStatus.Unreachable, set by noteUnreachable.
+	unreachable string
+}
+
+// kubeUnreach is one read that failed because the API server was unreachable.
+type kubeUnreach struct {
+	read  *kubeRead
+	cause string
 }
 
 func (c *kubeCollector) note(sev NoteSeverity, msg string) {
@@ -554,6 +566,7 @@ func CollectKubernetes(ctx context.Context, o KubeOptions) (*KubeResult, error) 
 	}
 	sortCollected(objs)
 	res.Objects = objs
+	c.noteUnreachable()
 	res.Notes = c.notes
 	sortCollectedNotes(res.Notes)
 	if len(c.failed) > 0 {
@@ -561,7 +574,57 @@ func CollectKubernetes(ctx context.Context, o KubeOptions) (*KubeResult, error) 
 		res.Source.Degraded = true
 		res.Source.Message = strings.Join(c.failed, "; ")
 	}
+	res.Source.Unreachable = c.unreachable
 	return res, nil
+}
+
+// noteUnreachable reports the reads that failed because the API server could
+// not be reached: one note per read when a single read failed, else one note
+// per cause that names the server, the cause and the advice once and lists
+// every read with what its loss means (an API server that went away after
+// discovery fails every LIST the same way).
+func (c *kubeCollector) noteUnreachable() {
+	byCause := map[string][]*kubeRead{}
+	var causes []string
+	for _, u := range c.unreach {
+		if _, ok := byCause[u.cause]; !ok {
+			causes = append(causes, u.cause)
+		}
+		byCause[u.cause] = append(byCause[u.cause], u.read)
+	}
+	sort.Strings(causes)
+	server := apiServerName(c.o.Detail)
+	if len(causes) > 0 {
+		c.unreachable = server + " is unreachable, " + strings.Join(causes, "; ")
+	}
+	for _, cause := range causes {
+		reads := byCause[cause]
+		sort.Slice(reads, func(i, j int) bool {
+			a, b := reads[i], reads[j]
+			if a.resourceName() != b.resourceName() {
+				return a.resourceName() < b.resourceName()
+			}
+			return a.scope() < b.scope()
+		})
+		sev := NoteInfo
+		for _, r := range reads {
+			if r.severity == "" || r.severity == NoteWarning {
+				sev = NoteWarning
+			}
+		}
+		if len(reads) == 1 {
+			r := reads[0]
+			c.note(sev, fmt.Sprintf("listing %s %s failed: %s is unreachable, %s: %s; %s",
+				r.resourceName(), r.scope(), server, cause, r.consequence, unreachableAdvice))
+			continue
+		}
+		parts := make([]string, len(reads))
+		for i, r := range reads {
+			parts[i] = fmt.Sprintf("%s %s (%s)", r.resourceName(), r.scope(), r.consequence)
+		}
+		c.note(sev, fmt.Sprintf("%s is unreachable, %s: none of %d reads succeeded: %s; %s",
+			server, cause, len(reads), strings.Join(parts, "; "), unreachableAdvice))
+	}
 }
 
 // list reads every page of r, keeping the objects keep accepts (all when nil).
@@ -616,8 +679,11 @@ func (c *kubeCollector) failure(ctx context.Context, r *kubeRead, err error) {
 		short = res + " not served"
 	case isUnreachable(ctx, err):
 		cause, _ := unreachableCause(ctx, err)
-		msg = fmt.Sprintf("listing %s %s failed: %s is unreachable, %s: %s; %s", res, r.scope(), apiServerName(c.o.Detail), cause, r.consequence, unreachableAdvice)
-		short = res + " unreachable"
+		c.mu.Lock()
+		c.unreach = append(c.unreach, kubeUnreach{read: r, cause: cause})
+		c.mu.Unlock()
+		c.degrade(res + " unreachable")
+		return
 	case isTimeoutErr(ctx, err):
 		msg = fmt.Sprintf("listing %s %s timed out (%v): %s; raise --request-timeout", res, r.scope(), err, r.consequence)
 		short = res + " timed out"

@@ -118,9 +118,10 @@ func goneAfterDiscovery(t *testing.T) *httptest.Server {
 }
 
 // TestCollectAPIServerGoneSaysUnreachable: every LIST meets a closed
-// connection; client-go retries the EOF until the request timeout. The notes
-// say the API server is unreachable, name it and point at the cluster and the
-// kubeconfig context, instead of advising a longer --request-timeout.
+// connection; client-go retries the EOF until the request timeout. One note
+// says the API server is unreachable, names it and points at the cluster and
+// the kubeconfig context once, lists every failed read with what its loss
+// means, and does not advise a longer --request-timeout.
 func TestCollectAPIServerGoneSaysUnreachable(t *testing.T) {
 	srv := goneAfterDiscovery(t)
 	b, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: srv.URL, Timeout: time.Second},
@@ -128,22 +129,78 @@ func TestCollectAPIServerGoneSaysUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dgd string
+	var unreachable []string
 	for _, n := range b.Notes {
-		if strings.Contains(n.Message, "listing dynamographdeployments") {
-			dgd = n.Message
+		if strings.Contains(n.Message, "is unreachable") {
+			unreachable = append(unreachable, n.Message)
 		}
 		if strings.Contains(n.Message, "raise --request-timeout") {
 			t.Errorf("note advises --request-timeout for an unreachable server: %s", n.Message)
 		}
 	}
-	want := "listing dynamographdeployments.nvidia.com in namespace inf failed: the API server of context prod (" + srv.URL +
-		") is unreachable, connection closed without an answer (EOF)"
-	if !strings.HasPrefix(dgd, want) || !strings.Contains(dgd, "check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)") {
-		t.Errorf("DGD note:\n%s\nwant it to start with\n%s", dgd, want)
+	if len(unreachable) != 1 {
+		t.Fatalf("want one note for the outage, got %d:\n%s", len(unreachable), strings.Join(unreachable, "\n"))
 	}
-	if !b.Sources[0].Degraded || !strings.Contains(b.Sources[0].Message, "dynamographdeployments.nvidia.com unreachable") {
-		t.Errorf("source %+v", b.Sources[0])
+	note := unreachable[0]
+	server := "the API server of context prod (" + srv.URL + ") is unreachable, connection closed without an answer (EOF)"
+	for _, want := range []string{server,
+		"dynamographdeployments.nvidia.com in namespace inf (the deployments, their kvTransferPolicy and router settings are unknown",
+		"pods in namespace inf (the workers, their nodes, readiness and domain labels are unknown",
+		"check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)"} {
+		if strings.Count(note, want) != 1 {
+			t.Errorf("the note should say %q once:\n%s", want, note)
+		}
+	}
+	if strings.Count(note, "is unreachable") != 1 {
+		t.Errorf("the note repeats the outage:\n%s", note)
+	}
+	src := b.Sources[0]
+	if !src.Degraded || !strings.Contains(src.Message, "dynamographdeployments.nvidia.com unreachable") ||
+		!strings.HasPrefix(src.Unreachable, server) {
+		t.Errorf("source %+v", src)
+	}
+}
+
+// TestCollectOneUnreachableReadKeepsItsOwnNote: when a single LIST meets a
+// closed connection (the others answer), its note names that read, the
+// server and the cause, as before the merging of outages.
+func TestCollectOneUnreachableReadKeepsItsOwnNote(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/pods") {
+			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if gv := strings.TrimPrefix(r.URL.Path, "/apis/"); strings.Count(r.URL.Path, "/") == 3 && strings.HasPrefix(r.URL.Path, "/apis/") {
+			res := `[]`
+			if gv == "nvidia.com/v1beta1" {
+				res = `[{"name":"dynamographdeployments","namespaced":true,"kind":"DynamoGraphDeployment","verbs":["get","list","watch"]}]`
+			}
+			fmt.Fprintf(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":%q,"resources":%s}`, gv, res)
+			return
+		}
+		fmt.Fprint(w, `{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	b, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: srv.URL, Timeout: time.Second},
+		Context: "prod", Namespace: "inf", NoFrontend: true, NoEtcd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range b.Notes {
+		if strings.Contains(n.Message, "is unreachable") {
+			got = append(got, n.Message)
+		}
+	}
+	want := "listing pods in namespace inf failed: the API server of context prod (" + srv.URL + ") is unreachable, connection closed without an answer (EOF)"
+	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+		t.Errorf("unreachable notes %q, want one starting with %q", got, want)
+	}
+	if src := b.Sources[0]; !strings.Contains(src.Message, "pods unreachable") || strings.Contains(src.Message, "dynamographdeployments") || src.Unreachable == "" {
+		t.Errorf("source %+v", src)
 	}
 }
 

@@ -51,6 +51,12 @@ type SourceStatus struct {
 	Degraded bool `json:"degraded,omitempty"`
 	// Message explains a degradation.
 	Message string `json:"message,omitempty"`
+	// Unreachable is set when some read failed because the source could not be
+	// reached at all (no connection, or a connection closed without an answer),
+	// as opposed to refusing (RBAC) or not serving it: which endpoint and why,
+	// e.g. "the API server of context prod (https://…) is unreachable,
+	// connection refused".
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // NoteSeverity ranks a Note.

@@ -29,8 +29,9 @@ type faultCase struct {
 	frontend *fakefrontend.Config
 	wantCode int
 	// wantOut and wantErr are substrings of stdout and stderr ("{server}" is
-	// the API server URL the plugin was given); notErr must not be in stderr.
-	wantOut, wantErr, notErr []string
+	// the API server URL the plugin was given); notErr must not be in stderr,
+	// and each of once must be in it exactly once.
+	wantOut, wantErr, notErr, once []string
 	// within bounds the run's duration.
 	within time.Duration
 }
@@ -79,17 +80,22 @@ func TestSafetyFaults(t *testing.T) {
 		// and the kubeconfig context, not at --request-timeout.
 		{name: "api-gone-after-discovery", proxy: func(p *apiProxy) { p.GoneAfter = 3 },
 			args: []string{"--no-frontend", "--request-timeout", "2s"}, wantCode: 1,
-			wantErr: []string{"no DynamoGraphDeployment could be read: ", "listing dynamographdeployments.nvidia.com in namespace serving failed: " +
-				"the API server of context faulty ({server}) is unreachable, connection closed without an answer (EOF) on every attempt until the request timed out: ",
-				"; check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)"},
-			notErr: []string{"raise --request-timeout", "timed out ("}, within: 30 * time.Second},
+			wantErr: []string{"no DynamoGraphDeployment could be read: " +
+				"the API server of context faulty ({server}) is unreachable, connection closed without an answer (EOF) on every attempt until the request timed out; failed reads: ",
+				"dynamographdeployments.nvidia.com unreachable", "pods unreachable",
+				"; check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)",
+				"Retry once the API server answers; each attempt waits at most --request-timeout"},
+			// The outage is said once, and permissions are not blamed for it.
+			once:   []string{"is unreachable", "kubectl cluster-info"},
+			notErr: []string{"raise --request-timeout", "timed out (", "auth can-i"}, within: 30 * time.Second},
 		// Only the pod LISTs die (connection closed): the deployments are read,
 		// the workers are not, and an empty table must not pass as "no findings".
 		{name: "api-pods-gone", proxy: func(p *apiProxy) { p.Drop = []string{"/pods"} },
 			args: []string{"--no-frontend", "--request-timeout", "2s"}, wantCode: 1,
 			wantErr: []string{"none of their worker pods could be",
-				"listing pods in namespace serving failed: the API server of context faulty ({server}) is unreachable, connection closed without an answer (EOF)"},
-			notErr: []string{"raise --request-timeout"}, within: 30 * time.Second},
+				"listing pods in namespace serving failed: the API server of context faulty ({server}) is unreachable, connection closed without an answer (EOF)",
+				"Retry once the API server answers"},
+			notErr: []string{"raise --request-timeout", "auth can-i"}, within: 30 * time.Second},
 		{name: "list-continue-expired-once", proxy: func(p *apiProxy) { p.PageLimit = 1; p.ExpireContinue = 1 },
 			args: []string{"--no-frontend"}, wantCode: 2, wantOut: []string{"PrefillDomainWithoutDecode"}},
 		// Every continue token expires: the LIST is restarted once, then the
@@ -168,6 +174,11 @@ func runFault(t *testing.T, e *kubeenv.Env, upstream *rest.Config, c faultCase) 
 	for _, w := range c.notErr {
 		if strings.Contains(r.Stderr, w) {
 			t.Errorf("stderr has %q:\n%s", w, r.Stderr)
+		}
+	}
+	for _, w := range c.once {
+		if n := strings.Count(r.Stderr, w); n != 1 {
+			t.Errorf("stderr has %q %d times, want once:\n%s", w, n, r.Stderr)
 		}
 	}
 	if c.within > 0 && elapsed > c.within {

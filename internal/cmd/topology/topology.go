@@ -315,8 +315,26 @@ func workersUnreadable(b *inspect.Bundle, s *inspect.Snapshot) error {
 			msgs = append(msgs, n.Message)
 		}
 	}
-	return cmdutil.WithHint(fmt.Errorf("the deployments were read but none of their worker pods could be: %s", strings.Join(msgs, "; ")),
-		"Retry, check --request-timeout and the API server's health, and kubectl auth can-i list pods; see docs/rbac.md")
+	err := fmt.Errorf("the deployments were read but none of their worker pods could be: %s", strings.Join(msgs, "; "))
+	if kubeUnreachable(s) != nil {
+		return cmdutil.WithHint(err, unreachableHint)
+	}
+	return cmdutil.WithHint(err, "Retry, check --request-timeout and the API server's health, and kubectl auth can-i list pods; see docs/rbac.md")
+}
+
+// unreachableHint is the next step when the API server stopped answering
+// (the permissions are not in question then).
+const unreachableHint = "Retry once the API server answers; each attempt waits at most --request-timeout"
+
+// kubeUnreachable returns the Kubernetes source when some of its reads failed
+// because the API server could not be reached.
+func kubeUnreachable(s *inspect.Snapshot) *inspect.SourceStatus {
+	for i := range s.Sources {
+		if src := &s.Sources[i]; src.Kind == inspect.SourceKubernetes && src.Unreachable != "" {
+			return src
+		}
+	}
+	return nil
 }
 
 // nothingReadable turns "no deployment found" into an error when a source was
@@ -329,6 +347,11 @@ func nothingReadable(s *inspect.Snapshot) error {
 	}
 	if !degraded {
 		return nil
+	}
+	if src := kubeUnreachable(s); src != nil {
+		// One outage, said once: the server, the cause, and what failed.
+		return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s; failed reads: %s; check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)",
+			src.Unreachable, strings.ReplaceAll(src.Message, "; ", ", ")), unreachableHint)
 	}
 	var msgs []string
 	for _, n := range s.Notes {
