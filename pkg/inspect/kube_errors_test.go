@@ -117,6 +117,28 @@ func goneAfterDiscovery(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// collectUnreachableNotes collects namespace inf of context prod from the API
+// server at url and returns the bundle and its notes that say something is
+// unreachable; a note advising --request-timeout fails the test.
+func collectUnreachableNotes(t *testing.T, url string) (*Bundle, []string) {
+	t.Helper()
+	b, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: url, Timeout: time.Second},
+		Context: "prod", Namespace: "inf", NoFrontend: true, NoEtcd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	for _, n := range b.Notes {
+		if strings.Contains(n.Message, "is unreachable") {
+			notes = append(notes, n.Message)
+		}
+		if strings.Contains(n.Message, "raise --request-timeout") {
+			t.Errorf("note advises --request-timeout for an unreachable server: %s", n.Message)
+		}
+	}
+	return b, notes
+}
+
 // TestCollectAPIServerGoneSaysUnreachable: every LIST meets a closed
 // connection; client-go retries the EOF until the request timeout. One note
 // says the API server is unreachable, names it and points at the cluster and
@@ -124,20 +146,7 @@ func goneAfterDiscovery(t *testing.T) *httptest.Server {
 // means, and does not advise a longer --request-timeout.
 func TestCollectAPIServerGoneSaysUnreachable(t *testing.T) {
 	srv := goneAfterDiscovery(t)
-	b, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: srv.URL, Timeout: time.Second},
-		Context: "prod", Namespace: "inf", NoFrontend: true, NoEtcd: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var unreachable []string
-	for _, n := range b.Notes {
-		if strings.Contains(n.Message, "is unreachable") {
-			unreachable = append(unreachable, n.Message)
-		}
-		if strings.Contains(n.Message, "raise --request-timeout") {
-			t.Errorf("note advises --request-timeout for an unreachable server: %s", n.Message)
-		}
-	}
+	b, unreachable := collectUnreachableNotes(t, srv.URL)
 	if len(unreachable) != 1 {
 		t.Fatalf("want one note for the outage, got %d:\n%s", len(unreachable), strings.Join(unreachable, "\n"))
 	}
@@ -184,17 +193,7 @@ func TestCollectOneUnreachableReadKeepsItsOwnNote(t *testing.T) {
 		fmt.Fprint(w, `{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}`)
 	}))
 	t.Cleanup(srv.Close)
-	b, err := Collect(context.Background(), CollectOptions{RESTConfig: &rest.Config{Host: srv.URL, Timeout: time.Second},
-		Context: "prod", Namespace: "inf", NoFrontend: true, NoEtcd: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, n := range b.Notes {
-		if strings.Contains(n.Message, "is unreachable") {
-			got = append(got, n.Message)
-		}
-	}
+	b, got := collectUnreachableNotes(t, srv.URL)
 	want := "listing pods in namespace inf failed: the API server of context prod (" + srv.URL + ") is unreachable, connection closed without an answer (EOF)"
 	if len(got) != 1 || !strings.HasPrefix(got[0], want) {
 		t.Errorf("unreachable notes %q, want one starting with %q", got, want)
