@@ -5,7 +5,11 @@ SHELL := /usr/bin/env bash
 
 MODULE      := github.com/ai-dynamo/kubectl-dynamo
 BIN         := bin/kubectl-dynamo
-TOOLS_BIN   := $(CURDIR)/hack/tools/bin
+# Tools built from the Go module proxy live in the test-data cache, outside the
+# work tree, so a fresh clone on the same machine does not build them again.
+KDYN_CACHE  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubectl-dynamo
+export KDYN_CACHE
+TOOLS_BIN   := $(KDYN_CACHE)/tools
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
@@ -32,12 +36,27 @@ example: ## Run the main job on the embedded example (no cluster needed)
 	go run ./cmd/kubectl-dynamo $(EXAMPLE_ARGS)
 
 .PHONY: test
-test: verify lint test-unit test-arm64 ## Run the whole test suite: formatting, vet, lint, tests with -race, the arm64 routing-core tests
-	@echo "all checks passed"
+test: ## The whole suite: provisions what it needs (cached), verify, lint, tests (race where concurrent), arm64, hostile env
+	hack/test.sh
+
+.PHONY: test-full
+test-full: ## As test, with the randomized tests at their long sizes (KDYN_TEST_LONG=1; nightly-style, about 3x longer)
+	KDYN_TEST_LONG=1 KDYN_NO_BUDGET=1 hack/test.sh
 
 .PHONY: test-unit
-test-unit: ## Run go test with -race and -shuffle (no lint)
-	go test -race -shuffle=on -count=1 ./...
+test-unit: ## Only the Go tests (race where concurrent, plain elsewhere), without provisioning: control-plane and tokenizer tests skip if their data is missing
+	CGO_ENABLED=1 go test -race -shuffle=on -count=1 $$(hack/test-packages.sh race)
+	go test -shuffle=on -count=1 $$(hack/test-packages.sh plain)
+
+.PHONY: test-hostile
+test-hostile: ## The printing packages' tests under a hostile environment (part of make test)
+	hack/hostile-env.sh
+
+.PHONY: provision
+provision: ## Build or fetch the test data: control plane, tokenizers, qemu (make test does this itself)
+	hack/testbin/provision.sh
+	hack/tokenizer/fetch.sh
+	hack/qemu/provision.sh aarch64
 
 .PHONY: verify
 verify: ## Check gofmt, go vet, go.mod tidiness, house rules and generated docs
@@ -67,6 +86,10 @@ docs: ## Regenerate docs/reference/ and the generated blocks in docs/ (hack/gen-
 .PHONY: release-check
 release-check: ## goreleaser check, a host-platform snapshot release, krew manifest validation and install
 	hack/release-check.sh
+
+.PHONY: release-tools
+release-tools: ## Build release-check's pinned tools (goreleaser, krew) into $$KDYN_CACHE/tools
+	hack/release-check.sh --tools-only
 
 .PHONY: release-snapshot
 release-snapshot: ## As release-check, building all six platforms into dist/ (14 min with a cold build cache)

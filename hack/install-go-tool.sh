@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds a pinned Go tool from the Go module proxy into hack/tools/bin, once. The
+# Builds a pinned Go tool from the Go module proxy into DEST (release-check:
+# $KDYN_CACHE/tools), once. The
 # destination's name carries the version, so a version bump installs anew and an
 # installed one is reused (CI on a fresh machine builds it; later runs find it).
 #
 # Usage: hack/install-go-tool.sh MODULE@VERSION PACKAGE DEST
-#   hack/install-go-tool.sh github.com/goreleaser/goreleaser/v2@v2.18.2 \
-#     github.com/goreleaser/goreleaser/v2 hack/tools/bin/goreleaser-v2.18.2
+#   hack/install-go-tool.sh github.com/goreleaser/goreleaser/v2@v2.16.0 \
+#     github.com/goreleaser/goreleaser/v2 ~/.cache/kubectl-dynamo/tools/goreleaser-v2.16.0
 #
 # The tool is built inside a throwaway module that requires MODULE at VERSION,
 # rather than with `go install PACKAGE@VERSION`: the latter also asks the proxy for

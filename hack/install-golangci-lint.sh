@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs a pinned golangci-lint from the Go module proxy into hack/tools/bin.
+# Installs a pinned golangci-lint from the Go module proxy into $KDYN_CACHE/tools (make lint).
 # Usage: hack/install-golangci-lint.sh VERSION DEST
 set -euo pipefail
 version=$1

@@ -19,7 +19,9 @@
 #      `kubectl __complete dynamo` after following the caveat's completion step.
 #
 # goreleaser, validate-krew-manifest and krew are built once from the Go module
-# proxy into hack/tools/bin (hack/install-go-tool.sh), pinned below.
+# proxy into $KDYN_CACHE/tools (hack/install-go-tool.sh), pinned below.
+#
+# `hack/release-check.sh --tools-only` (make release-tools) only builds the tools.
 #
 # Environment: RELEASE_CHECK_ALL=1 builds all six platforms in step 2 (and validates
 # the six-platform manifest). KDYN_TESTBIN's kubectl is used when set, else the
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/.."
 
 GORELEASER_VERSION=v2.16.0 # v2.17+ needs a newer Go than go.mod's, or modules the proxy refuses
 KREW_VERSION=v0.5.0
-tools=$PWD/hack/tools/bin
+tools=${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/tools
 goreleaser=$tools/goreleaser-$GORELEASER_VERSION
 validate=$tools/validate-krew-manifest-$KREW_VERSION
 krew=$tools/krew-$KREW_VERSION
@@ -42,6 +44,7 @@ step "tools"
 hack/install-go-tool.sh "github.com/goreleaser/goreleaser/v2@$GORELEASER_VERSION" github.com/goreleaser/goreleaser/v2 "$goreleaser"
 hack/install-go-tool.sh "sigs.k8s.io/krew@$KREW_VERSION" sigs.k8s.io/krew/cmd/validate-krew-manifest "$validate"
 hack/install-go-tool.sh "sigs.k8s.io/krew@$KREW_VERSION" sigs.k8s.io/krew/cmd/krew "$krew"
+if [ "${1:-}" = --tools-only ]; then exit 0; fi
 
 step "goreleaser check"
 "$goreleaser" check .goreleaser.yaml

@@ -8,9 +8,11 @@
 # Tests that need a control plane or kubectl skip under -short.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. hack/lib/gotest.sh
 pkgs=(./pkg/routecore ./pkg/explain ./internal/cmd/explainroute)
 if [ "$(go env GOHOSTARCH)" = arm64 ]; then
-  exec go test -count=1 -short "${pkgs[@]}"
+  gotest arm64 -count=1 -short "${pkgs[@]}"
+  exit
 fi
 if ! qemu=$(hack/qemu/provision.sh aarch64); then
   if [ "${CI:-}" = true ]; then
@@ -21,4 +23,4 @@ if ! qemu=$(hack/qemu/provision.sh aarch64); then
   exit 0
 fi
 echo "test-arm64: GOARCH=arm64 under $qemu"
-GOARCH=arm64 CGO_ENABLED=0 go test -count=1 -short -exec "$qemu" "${pkgs[@]}"
+GOARCH=arm64 CGO_ENABLED=0 gotest arm64-qemu -count=1 -short -exec "$qemu" "${pkgs[@]}"

@@ -28,4 +28,13 @@ for d in $(go list -f '{{.Dir}}' ./... ); do
     echo "✗ $rel has no package documentation (doc.go)"; fail=1
   fi
 done
+# Every test binary runs in the hermetic environment (internal/testutil/hermetic):
+# a TestMain that calls hermetic.Main/Run/Apply, or kubeenv.RunTests (which does).
+for d in $(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./...); do
+  rel=${d#"$PWD/"}
+  [ "$rel" = internal/testutil/hermetic ] && continue # its own TestMain calls Main
+  if ! grep -qsE 'hermetic\.(Main|Run|Apply)\(|kubeenv\.RunTests\(' "$d"/*_test.go; then
+    echo "✗ $rel: its tests do not run in the hermetic environment; add: func TestMain(m *testing.M) { hermetic.Main(m) }"; fail=1
+  fi
+done
 exit $fail

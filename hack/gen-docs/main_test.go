@@ -5,7 +5,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
+
+// TestMain runs the tests in the hermetic environment (internal/testutil/hermetic).
+func TestMain(m *testing.M) { hermetic.Main(m) }
 
 // fakeRun answers every command with its arguments echoed, exit 2 for "fail2",
 // exit 1 for "fail1", and a usage error for "typo".

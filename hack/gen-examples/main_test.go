@@ -6,7 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
+
+// TestMain runs the tests in the hermetic environment (internal/testutil/hermetic).
+func TestMain(m *testing.M) { hermetic.Main(m) }
 
 // TestExamplesUpToDate regenerates the examples into a temporary directory and
 // fails when examples/ differs: edit hack/gen-examples, then `go run ./hack/gen-examples`.

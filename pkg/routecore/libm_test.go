@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // libmVector is one line of testdata/libm: an input and glibc's exp, tanh and
@@ -154,10 +156,7 @@ func TestLibmMatchesSystemLibm(t *testing.T) {
 		t.Skipf("the C library is %q, not glibc", strings.TrimSpace(string(out)))
 	}
 	seed := time.Now().UnixNano()
-	n := 100_000
-	if testing.Short() {
-		n = 20_000
-	}
+	n := hermetic.Size(20_000, 100_000, 2_000_000)
 	script := filepath.Join("..", "..", "hack", "libm", "glibc-vectors.py")
 	data, err := exec.Command(py, script, "vectors", strconv.Itoa(n), strconv.FormatInt(seed, 10)).Output()
 	if err != nil {

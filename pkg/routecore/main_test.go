@@ -3,6 +3,8 @@ package routecore
 import (
 	"os"
 	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // TestMain lets every selection in the package's tests take the parallel path
@@ -10,5 +12,5 @@ import (
 // the injection itself clear selDefaultGo.
 func TestMain(m *testing.M) {
 	selDefaultGo = func(f func()) { go f() }
-	os.Exit(m.Run())
+	os.Exit(hermetic.Run(m))
 }

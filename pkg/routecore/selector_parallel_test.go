@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // selSequential is a selParallelMin no input reaches: every phase runs in one part.
@@ -171,10 +173,7 @@ func selParallelInput(g refGen, maxW int) (KvRouterConfig, BusyThresholds, []Wor
 // Selectors — over inputs with NaN and infinite costs, pins, affinity,
 // allow-lists, taints, multi-rank workers, ties and T>0.
 func TestSelectParallelMatchesSequential(t *testing.T) {
-	iters := 3000
-	if testing.Short() {
-		iters = 300
-	}
+	iters := hermetic.Size(300, 3000, 30000)
 	defer func(v int) { selParallelMin = v }(selParallelMin)
 	defer func(v int) { runtime.GOMAXPROCS(v) }(runtime.GOMAXPROCS(0))
 	g := refGen{r: rand.New(rand.NewPCG(21, 22))}
@@ -391,10 +390,7 @@ func selPoison(v reflect.Value) {
 // decide exactly like a fresh one, so every field of every candidate is
 // written (the reused evidence is never cleared in a pass of its own).
 func TestSelectorReuseWritesEveryField(t *testing.T) {
-	iters := 2000
-	if testing.Short() {
-		iters = 200
-	}
+	iters := hermetic.Size(200, 2000, 20000)
 	defer func(v int) { selParallelMin = v }(selParallelMin)
 	selWithProcs(t, 3)
 	var poison CandidateEvidence

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // refGen builds random selection inputs that exercise every branch of Select:
@@ -375,10 +377,7 @@ func refCheckDecision(t *testing.T, got, want Decision) {
 // implementation on many random inputs and requires identical decisions, errors
 // and draw consumption.
 func TestSelectMatchesReference(t *testing.T) {
-	iters := 20000
-	if testing.Short() {
-		iters = 2000
-	}
+	iters := hermetic.Size(2000, 20000, 200000)
 	g := refGen{r: rand.New(rand.NewPCG(1, 2))}
 	defer func(v int) { selOverlapMergeMin = v }(selOverlapMergeMin)
 	defer func(v int) { selParallelMin = v }(selParallelMin)
@@ -472,10 +471,7 @@ func TestSelectDecisionsDoNotAlias(t *testing.T) {
 // checks every Decision against a fresh Select and the reference, so memory
 // reused from an earlier call can never leak into a later one.
 func TestSelectorReuseMatchesFreshSelect(t *testing.T) {
-	iters := 5000
-	if testing.Short() {
-		iters = 500
-	}
+	iters := hermetic.Size(500, 5000, 50000)
 	g := refGen{r: rand.New(rand.NewPCG(7, 11))}
 	defer func(v int) { selParallelMin = v }(selParallelMin)
 	selWithProcs(t, 3)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // refServer is a long-lived Node process running hack/tokenizer/ref-server.mjs
@@ -37,10 +39,10 @@ func startRef(t testing.TB, file string) *refServer {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		skipOrFail(t, "node is not installed: the comparison with @huggingface/tokenizers is skipped")
+		hermetic.SkipOrFail(t, "node (the comparison with @huggingface/tokenizers runs on it)", "installing Node.js")
 	}
 	if _, err := os.Stat(filepath.Join(cacheDir(), "node_modules", "@huggingface", "tokenizers", "dist", "tokenizers.mjs")); err != nil {
-		skipOrFail(t, "@huggingface/tokenizers is not in the cache: run hack/tokenizer/fetch.sh")
+		hermetic.SkipOrFail(t, "@huggingface/tokenizers in "+cacheDir(), "hack/tokenizer/fetch.sh")
 	}
 	refMu.Lock()
 	defer refMu.Unlock()
@@ -101,7 +103,7 @@ func (rs *refServer) encode(text string, special bool) ([]uint32, error) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := hermetic.Run(m)
 	refMu.Lock()
 	for _, rs := range refServers {
 		rs.in.Close()

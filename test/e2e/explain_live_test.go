@@ -187,13 +187,7 @@ func dwmInstanceIDs(t *testing.T, b *inspect.Bundle) map[string]routecore.Worker
 // win over the inherited ones).
 func kubectlEnv(t *testing.T, kubeconfig string, extraEnv []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("kubectl is not installed: CI must provide it (%v)", err)
-		}
-		t.Skip("kubectl not on PATH")
-	}
+	path := kubectlBinary(t)
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(),
 		"PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
@@ -203,7 +197,7 @@ func kubectlEnv(t *testing.T, kubeconfig string, extraEnv []string, args ...stri
 	cmd.Env = append(cmd.Env, extraEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return out.String(), errb.String(), ee.ExitCode()

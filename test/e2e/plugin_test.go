@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 )
 
@@ -28,6 +29,9 @@ func TestMain(m *testing.M) {
 }
 
 func setup(m *testing.M) (int, error) {
+	if err := hermetic.Apply(); err != nil {
+		return 1, err
+	}
 	dir, err := os.MkdirTemp("", "kubectl-dynamo-e2e-")
 	if err != nil {
 		return 1, err
@@ -65,6 +69,17 @@ func setup(m *testing.M) (int, error) {
 // env is the shared control plane.
 var env *kubeenv.Env
 
+// kubectlBinary is the provisioned kubectl (hack/testbin/provision.sh, the
+// version kubeenv pins), not whichever kubectl the machine has on PATH.
+func kubectlBinary(t *testing.T) string {
+	t.Helper()
+	bins, err := kubeenv.FindBinaries("")
+	if err != nil {
+		hermetic.SkipOrFail(t, "the provisioned kubectl", kubeenv.ProvisionCommand)
+	}
+	return bins.Kubectl
+}
+
 // kubectl runs the real kubectl with our binaries first on PATH and an empty
 // kubeconfig, so nothing on the machine leaks in.
 func kubectl(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -75,13 +90,7 @@ func kubectl(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // kubectlWith runs the real kubectl against a kubeconfig.
 func kubectlWith(t *testing.T, kubeconfig string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("kubectl is not installed: CI must provide it (%v)", err)
-		}
-		t.Skip("kubectl not on PATH")
-	}
+	path := kubectlBinary(t)
 	cmd := exec.Command(path, args...)
 	home := t.TempDir()
 	cmd.Env = append(os.Environ(),
@@ -91,7 +100,7 @@ func kubectlWith(t *testing.T, kubeconfig string, args ...string) (stdout, stder
 	)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return out.String(), errb.String(), ee.ExitCode()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 const toyTokenizer = "../../../pkg/tokenizer/testdata/toy_bytelevel.json"
@@ -41,6 +42,7 @@ func TestHashPromptGolden(t *testing.T) {
 			t.Setenv("HF_HUB_CACHE", filepath.Join(dir, "empty-hub"))
 			t.Setenv("HF_HOME", filepath.Join(dir, "empty-home"))
 			t.Setenv("HOME", dir)
+			t.Setenv("XDG_CACHE_HOME", "") // the lookup order is pinned by the golden file
 			r := cmdtest.RunWith(t, cmdtest.Options{Stdin: tc.stdin}, tc.args...)
 			golden.Assert(t, []byte(strings.ReplaceAll(string(cmdtest.Transcript(tc.args, tc.stdin, r)), dir, "$TMP")))
 			wantCode := 0
@@ -65,17 +67,9 @@ func TestHashPromptGolden(t *testing.T) {
 // cache layout to the real Qwen3 tokenizer.json (fetched by hack/tokenizer/fetch.sh)
 // and checks the ids against those produced by the reference implementation.
 func TestHashPromptRealTokenizerFromHFCache(t *testing.T) {
-	base := os.Getenv("KDYN_CACHE")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".cache", "kubectl-dynamo")
-	}
-	realFile := filepath.Join(base, "tokenizers", "qwen3", "tokenizer.json")
+	realFile := filepath.Join(hermetic.CacheDir(), "tokenizers", "qwen3", "tokenizer.json")
 	if _, err := os.Stat(realFile); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s missing: CI must run hack/tokenizer/fetch.sh", realFile)
-		}
-		t.Skipf("%s missing: run hack/tokenizer/fetch.sh", realFile)
+		hermetic.SkipOrFail(t, realFile, "hack/tokenizer/fetch.sh")
 	}
 	hub := t.TempDir()
 	snap := filepath.Join(hub, "models--Qwen--Qwen3-0.6B", "snapshots", "0123456789abcdef")

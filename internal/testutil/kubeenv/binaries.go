@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // Pinned versions of the control-plane binaries. They must match
@@ -38,17 +40,10 @@ type Binaries struct {
 }
 
 // DefaultBinDir returns the directory hack/testbin/provision.sh installs into
-// when KDYN_TESTBIN is not set.
+// when KDYN_TESTBIN is not set: testbin/k8s-<v>-etcd-<v> under the test-data
+// cache (KDYN_CACHE, else the user's cache directory's kubectl-dynamo/).
 func DefaultBinDir() string {
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = os.TempDir()
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "kubectl-dynamo", "testbin",
+	return filepath.Join(hermetic.CacheDir(), "testbin",
 		"k8s-"+KubernetesVersion+"-etcd-"+EtcdVersion)
 }
 
@@ -86,15 +81,8 @@ func FindBinaries(dir string) (Binaries, error) {
 }
 
 // mustProvision reports whether missing binaries are an error rather than a
-// reason to skip: in CI (CI set to anything but "" / "0" / "false"), or when
+// reason to skip: under make test and in CI (hermetic.RequireData), or when
 // KDYN_TESTBIN was set explicitly.
 func mustProvision() bool {
-	if os.Getenv(EnvTestbin) != "" {
-		return true
-	}
-	switch strings.ToLower(os.Getenv("CI")) {
-	case "", "0", "false":
-		return false
-	}
-	return true
+	return os.Getenv(EnvTestbin) != "" || hermetic.RequireData()
 }

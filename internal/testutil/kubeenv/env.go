@@ -129,7 +129,7 @@ func findOrSkip(t testing.TB, dir string) Binaries {
 	bin, err := FindBinaries(dir)
 	if err != nil {
 		if errors.Is(err, ErrNotProvisioned) && !mustProvision() {
-			t.Skipf("kubeenv: %v\n(skipped because neither CI nor %s is set)", err, EnvTestbin)
+			t.Skipf("kubeenv: %v\n(skipped: run make test, which provisions them)", err)
 		}
 		t.Fatalf("kubeenv: %v", err)
 	}

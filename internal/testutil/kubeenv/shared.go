@@ -5,6 +5,8 @@ import (
 	"log"
 	"testing"
 	"time"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // sharedErr records why RunTests did not start an Env, for Require.
@@ -15,12 +17,18 @@ var sharedErr error
 //
 //	func TestMain(m *testing.M) { os.Exit(kubeenv.RunTests(m, kubeenv.Options{}, &env)) }
 //
-// When the binaries are missing and neither CI nor KDYN_TESTBIN is set, *env
+// It applies the hermetic test environment first (internal/testutil/hermetic).
+// When the binaries are missing and nothing requires them (see mustProvision), *env
 // stays nil and the tests still run, so that tests not needing the cluster
 // pass; the others call Require, which skips them with the provisioning
 // command. In CI, missing binaries or a failed start make the run fail.
 // Diagnostics go to the standard logger (stderr).
 func RunTests(m *testing.M, opts Options, env **Env) int {
+	if err := hermetic.Apply(); err != nil {
+		log.Printf("kubeenv: %v", err)
+		return 1
+	}
+	defer hermetic.Cleanup()
 	began := time.Now()
 	e, err := StartShared(opts)
 	if err != nil {
