@@ -89,8 +89,8 @@ if ! wait "$prov_pid"; then
   exit 1
 fi
 prov_pid=
-phase_record "provision (background)" 480 "$(cat "$work/provision.seconds")" || failed+=(provision)
-phase_record "  of which waited for" 300 $((SECONDS - wait_start)) || failed+=(provision-wait)
+phase_record "provision (background)" 600 "$(cat "$work/provision.seconds")" || failed+=(provision)
+phase_record "  of which waited for" 420 $((SECONDS - wait_start)) || failed+=(provision-wait)
 KDYN_TESTBIN=$(cat "$work/testbin")
 export KDYN_TESTBIN
 

@@ -27,6 +27,7 @@ type SourceFlags struct {
 	FrontendURL     string
 	NoFrontend      bool
 	NoEtcd          bool
+	TrustDetected   bool
 	NodeSelector    string
 
 	// Getenv reads KDYN_ETCD_USERNAME and KDYN_ETCD_PASSWORD when the flags are
@@ -48,6 +49,7 @@ func (s *SourceFlags) AddFlags(cmd *cobra.Command) {
 	fl.StringVar(&s.FrontendURL, "frontend-url", "", "Reach the frontend directly (e.g. http://localhost:8000 after a port-forward) instead of through the API server's service proxy")
 	fl.BoolVar(&s.NoFrontend, "no-frontend", false, "Do not read the frontend's /metrics and /busy_threshold")
 	fl.BoolVar(&s.NoEtcd, "no-etcd", false, "Do not read etcd, not even when the deployment's pods name one (ETCD_ENDPOINTS)")
+	fl.BoolVar(&s.TrustDetected, "etcd-trust-detected", false, "Send the etcd credentials and client certificate also to an etcd the deployment's pods name (ETCD_ENDPOINTS); by default only to --etcd-endpoints")
 	fl.StringVar(&s.NodeSelector, "node-selector", "", "Label selector narrowing the one Node LIST (e.g. nvidia.com/gpu.present=true)")
 }
 
@@ -62,6 +64,9 @@ func (s *SourceFlags) Validate() error {
 	if s.NoEtcd && len(s.EtcdEndpoints) > 0 {
 		return FlagErrorf("--no-etcd and --etcd-endpoints cannot be used together")
 	}
+	if s.NoEtcd && s.TrustDetected {
+		return FlagErrorf("--no-etcd and --etcd-trust-detected cannot be used together")
+	}
 	return nil
 }
 
@@ -70,7 +75,7 @@ func (s *SourceFlags) Validate() error {
 func (s *SourceFlags) LiveOnlyFlagsSet(cmd *cobra.Command) []string {
 	var set []string
 	for _, name := range []string{"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-username", "etcd-password",
-		"etcd-dial-timeout", "etcd-timeout", "frontend-url", "no-frontend", "no-etcd", "node-selector"} {
+		"etcd-dial-timeout", "etcd-timeout", "frontend-url", "no-frontend", "no-etcd", "etcd-trust-detected", "node-selector"} {
 		if cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
 		}
@@ -100,7 +105,7 @@ func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, nam
 	return inspect.CollectOptions{
 		RESTConfig: cfg, Context: contextName,
 		Namespace: namespace, AllNamespaces: all, Names: names, NodeSelector: s.NodeSelector,
-		Etcd: etcd, NoEtcd: s.NoEtcd, NoFrontend: s.NoFrontend, FrontendURL: s.FrontendURL, Now: f.Now,
+		Etcd: etcd, NoEtcd: s.NoEtcd, TrustDetectedEtcd: s.TrustDetected, NoFrontend: s.NoFrontend, FrontendURL: s.FrontendURL, Now: f.Now,
 	}, nil
 }
 

@@ -206,6 +206,11 @@ type CollectOptions struct {
 	Etcd EtcdOptions
 	// NoEtcd disables the etcd source, auto-detection included.
 	NoEtcd bool
+	// TrustDetectedEtcd sends Etcd's credentials and client certificate also to
+	// endpoints auto-detected from the pods' ETCD_ENDPOINTS (--etcd-trust-detected).
+	// By default they go only to endpoints the user named (Etcd.Endpoints): a pod
+	// is cluster data, and whoever can write one must not receive them.
+	TrustDetectedEtcd bool
 	// EtcdProbe tells whether an auto-detected endpoint is reachable; a 2-second
 	// TCP dial when nil.
 	EtcdProbe func(ctx context.Context, endpoint string) bool
@@ -269,6 +274,11 @@ func Collect(ctx context.Context, o CollectOptions) (*Bundle, error) {
 			var notes []Note
 			eo.Endpoints, notes = detectEtcd(ctx, b.Objects, o.EtcdProbe)
 			b.Notes = append(b.Notes, notes...)
+			if len(eo.Endpoints) > 0 {
+				var note Note
+				eo, note = detectedEtcdOptions(eo, o.TrustDetectedEtcd)
+				b.Notes = append(b.Notes, note)
+			}
 		}
 		if len(eo.Endpoints) > 0 {
 			_ = (&EtcdSource{Options: eo}).Collect(ctx, b)
@@ -282,6 +292,27 @@ func Collect(ctx context.Context, o CollectOptions) (*Bundle, error) {
 	}
 	sortCollectedNotes(b.Notes)
 	return b, nil
+}
+
+// detectedEtcdOptions is eo for endpoints that the cluster's own data named:
+// without the username, password and client certificate unless trust is set
+// (the CA bundle stays: it only verifies the server). The note says which
+// endpoints are read, why, and what was withheld.
+func detectedEtcdOptions(eo EtcdOptions, trust bool) (EtcdOptions, Note) {
+	eps := redactURLs(strings.Join(eo.Endpoints, ","))
+	hasCreds := eo.Username != "" || eo.Password != "" || eo.Cert != "" || eo.Key != ""
+	var msg string
+	switch {
+	case !hasCreds:
+		msg = fmt.Sprintf("etcd: reading %s, auto-detected from the ETCD_ENDPOINTS of the deployment's pods (no credentials configured)", eps)
+	case trust:
+		msg = fmt.Sprintf("etcd: reading %s, auto-detected from the ETCD_ENDPOINTS of the deployment's pods, with the configured credentials (--etcd-trust-detected)", eps)
+	default:
+		eo.Username, eo.Password, eo.Cert, eo.Key = "", "", "", ""
+		msg = fmt.Sprintf("etcd: reading %s, auto-detected from the ETCD_ENDPOINTS of the deployment's pods, without the configured credentials and client certificate: "+
+			"the cluster's own data named this endpoint, so they are sent only to endpoints you name; pass --etcd-endpoints %s (or --etcd-trust-detected) to use them", eps, eps)
+	}
+	return eo, Note{Severity: NoteInfo, Source: SourceEtcd, Message: msg}
 }
 
 // etcdDeployment is a deployment using etcd discovery and the endpoints its pods name.

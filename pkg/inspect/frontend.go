@@ -197,9 +197,7 @@ func CollectFrontend(ctx context.Context, o FrontendOptions) *FrontendResult {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{CheckRedirect: sameHostRedirects}
-	}
+	o.HTTPClient = SafeHTTPClient(o.HTTPClient)
 	res := &FrontendResult{Source: SourceStatus{Kind: SourceFrontend, At: o.Now().UTC()}}
 	var details, problems []string
 	for _, t := range o.Targets {
@@ -282,7 +280,12 @@ func serviceMissing(err error) bool {
 // describeFrontendErr is a short, actionable description of a frontend error.
 func describeFrontendErr(err error, timeout time.Duration) string {
 	var st apierrors.APIStatus
+	var re *RedirectError
 	switch {
+	case errors.As(err, &re):
+		return fmt.Sprintf("answered %s %s with a redirect to %s (HTTP %d), which kubectl-dynamo never follows: nothing was sent there", re.Method, re.From, re.To, re.Status)
+	case errors.Is(err, ErrRequestRefused):
+		return err.Error()
 	case errors.Is(err, ErrResponseTooLarge):
 		return err.Error()
 	case errors.Is(err, context.DeadlineExceeded) || isTimeoutErr(context.Background(), err):
@@ -338,17 +341,6 @@ func (o FrontendOptions) get(ctx context.Context, t FrontendTarget, path string,
 		return nil, &httpStatusError{Code: resp.StatusCode, Status: resp.Status}
 	}
 	return readAtMost(resp.Body, limit)
-}
-
-// sameHostRedirects follows redirects only to the same host, and only as GET.
-func sameHostRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 5 {
-		return errors.New("too many redirects")
-	}
-	if req.URL.Host != via[0].URL.Host || req.Method != http.MethodGet {
-		return http.ErrUseLastResponse
-	}
-	return nil
 }
 
 // promLineRE matches a Prometheus text-format sample line.

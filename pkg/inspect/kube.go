@@ -151,6 +151,9 @@ func NewKubeAPI(cfg *rest.Config) (*RESTKubeAPI, error) {
 	}
 	log := &RequestLog{}
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, log: log} })
+	// Outermost: only GET and the two service-proxy POSTs leave the process,
+	// and a redirect is never followed (guard.go).
+	c.Wrap(guardAPIServer)
 	dyn, err := dynamic.NewForConfig(c)
 	if err != nil {
 		return nil, fmt.Errorf("build the Kubernetes client: %w", err)

@@ -147,19 +147,8 @@ func (o FrontendOptions) withRouteDefaults() FrontendOptions {
 	return o
 }
 
-// safeClient is c (or a new client) that follows redirects only within the same
-// host and only as GET (sameHostRedirects), unless c has its own policy.
-func safeClient(c *http.Client) *http.Client {
-	if c == nil {
-		return &http.Client{CheckRedirect: sameHostRedirects}
-	}
-	if c.CheckRedirect == nil {
-		cc := *c
-		cc.CheckRedirect = sameHostRedirects
-		return &cc
-	}
-	return c
-}
+// safeClient is SafeHTTPClient: guarded, and never following a redirect.
+func safeClient(c *http.Client) *http.Client { return SafeHTTPClient(c) }
 
 // Tokenize tokenizes a prompt (or chat messages) with the frontend's own
 // tokenizer and chat template: POST /tokenize, through the API server's service
@@ -667,8 +656,8 @@ type IndexerOptions struct {
 // QueryIndexer asks a standalone Dynamo KV indexer (python -m dynamo.indexer)
 // which workers hold the prompt's blocks: POST {baseURL}/query with
 // {"token_ids", "model_name", "routing_group"?, "lora_name"?, "cache_salt"?}.
-// The indexer hashes the tokens itself. A nil client follows redirects only
-// within the same host (a client without a redirect policy gets that one).
+// The indexer hashes the tokens itself. The client is used through
+// SafeHTTPClient: no redirect is followed.
 // Worker ids keep full 64-bit precision.
 func QueryIndexer(ctx context.Context, client *http.Client, baseURL string, q IndexerQuery, o IndexerOptions) (*IndexerScores, error) {
 	if o.Timeout <= 0 {
@@ -718,6 +707,7 @@ func QueryIndexer(ctx context.Context, client *http.Client, baseURL string, q In
 // indexerError turns a POST /query failure into an actionable error.
 func indexerError(where string, q IndexerQuery, err error, timeout time.Duration) error {
 	var he *httpStatusError
+	var re *RedirectError
 	switch {
 	case errors.As(err, &he) && he.Code == http.StatusNotFound:
 		group := q.RoutingGroup
@@ -730,6 +720,9 @@ func indexerError(where string, q IndexerQuery, err error, timeout time.Duration
 		}
 		return newRouteError(fmt.Sprintf("the KV indexer at %s answered HTTP 404 to POST /query (%s): it has no index for model %q in routing group %q (GET /workers lists what registered), or it is not a Dynamo KV indexer",
 			where, msg, q.ModelName, group), err)
+	case errors.As(err, &re):
+		return newRouteError(fmt.Sprintf("the KV indexer at %s answered POST /query with a redirect to %s (HTTP %d), which kubectl-dynamo never follows: nothing was sent there; pass the final URL if you trust it",
+			where, re.To, re.Status), err)
 	case errors.As(err, &he) && he.Code >= 300 && he.Code < 400:
 		return newRouteError(fmt.Sprintf("the KV indexer at %s answered POST /query with %s", where, redactURLs(err.Error())), err)
 	case errors.As(err, &he) && he.Code == http.StatusMethodNotAllowed:

@@ -701,10 +701,11 @@ func TestQueryIndexerRedirects(t *testing.T) {
 	srv := redirect(other.URL)
 	defer srv.Close()
 	_, err := QueryIndexer(context.Background(), nil, srv.URL, IndexerQuery{ModelName: "m"}, IndexerOptions{})
-	wantErr(t, err, "HTTP 307 Temporary Redirect: redirect to "+other.URL+"/query not followed; use the final URL")
-	// A caller's client without a redirect policy gets the same-host one.
-	_, err = QueryIndexer(context.Background(), &http.Client{}, srv.URL, IndexerQuery{ModelName: "m"}, IndexerOptions{})
-	wantErr(t, err, "not followed")
+	wantErr(t, err, "answered POST /query with a redirect to "+other.URL+"/query (HTTP 307), which kubectl-dynamo never follows: nothing was sent there")
+	// A caller's client, even one that would follow redirects, follows none.
+	follows := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
+	_, err = QueryIndexer(context.Background(), follows, srv.URL, IndexerQuery{ModelName: "m"}, IndexerOptions{})
+	wantErr(t, err, "never follows")
 	if n := len(other.Requests()); n != 0 {
 		t.Errorf("the POST was re-sent to another host (%d requests)", n)
 	}

@@ -29,26 +29,13 @@ func newLiveSource(opts inspect.CollectOptions, client *http.Client) (*liveSourc
 		return nil, err
 	}
 	opts.Kube = api
-	if client == nil {
-		client = &http.Client{CheckRedirect: sameHostRedirects}
-	}
+	client = inspect.SafeHTTPClient(client)
 	opts.HTTPClient = client
 	return &liveSource{opts: opts, api: api, http: client}, nil
 }
 
 func (l *liveSource) collect(ctx context.Context) (*inspect.Bundle, error) {
 	return inspect.Collect(ctx, l.opts)
-}
-
-// sameHostRedirects follows redirects only to the same host, and only as GET.
-func sameHostRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 5 {
-		return errors.New("too many redirects")
-	}
-	if req.URL.Host != via[0].URL.Host || req.Method != http.MethodGet {
-		return http.ErrUseLastResponse
-	}
-	return nil
 }
 
 // frontend returns the deployment's frontend target and the options to reach it.

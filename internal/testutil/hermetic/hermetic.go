@@ -3,6 +3,7 @@ package hermetic
 import (
 	"encoding/json"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,7 +66,7 @@ func Main(m *testing.M) {
 // does more (start a control plane, stop reference servers) before it exits.
 func Run(m *testing.M) int {
 	if err := Apply(); err != nil {
-		fmt.Fprintln(os.Stderr, "hermetic:", err)
+		log.Printf("hermetic: %v", err)
 		return 1
 	}
 	defer Cleanup()
