@@ -197,6 +197,12 @@ func (e *explainer) config() error {
 		}
 	}
 	if k.PreferredWeight != nil {
+		// Dynamo's validator: range(min = 0.0, max = 1.0) on the f32 value; a
+		// worker publishing anything else cannot register.
+		if f := float32(*k.PreferredWeight); !(f >= 0 && f <= 1) {
+			return inputErr("A preferred weight is a fraction: 0 (no preference) to 1 (strongest).",
+				"--preferred-weight %v is out of range: kv_transfer_preferred_weight must be between 0 and 1, as Dynamo's validator requires", *k.PreferredWeight)
+		}
 		changed = append(changed, fmt.Sprintf("preferred_weight=%v", *k.PreferredWeight))
 		if e.policy != nil {
 			w := *k.PreferredWeight
@@ -276,6 +282,11 @@ func (e *explainer) pools() error {
 				continue
 			case !w.Ready:
 				e.exclude(w, role, "pod not ready: the frontend's discovery does not route to it")
+				continue
+			}
+			if errs := inspect.RegistrationErrors(in.Runtime); len(errs) > 0 {
+				// The same validator as topology's InvalidWorkerTopology finding.
+				e.exclude(w, role, "publishes a runtime config that Dynamo's validator rejects, so it cannot register and the router does not know it: "+strings.Join(errs, "; "))
 				continue
 			}
 			if prev, dup := e.byID[in.ID]; dup {

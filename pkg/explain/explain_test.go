@@ -283,3 +283,93 @@ func BenchmarkExplainScale(b *testing.B) {
 		}
 	})
 }
+
+// TestExplainExcludesWorkersThatCannotRegister: the dry run applies the
+// validator the router applies at registration (the one behind topology's
+// InvalidWorkerTopology finding), so a worker publishing a preferred weight of
+// 2.0, or a topology value containing '=', is excluded with the reason instead
+// of being routed to.
+func TestExplainExcludesWorkersThatCannotRegister(t *testing.T) {
+	b, s := loadExample(t, "prefill-only-zone-required.yaml")
+	dep := &s.Deployments[0]
+	bad := map[string]string{}
+	for i := range dep.Workers {
+		w := &dep.Workers[i]
+		if len(w.Instances) == 0 || (w.Role != inspect.RolePrefill && w.Role != inspect.RoleDecode) {
+			continue
+		}
+		rc := &w.Instances[0].Runtime
+		switch {
+		case w.Role == inspect.RolePrefill && bad["weight"] == "":
+			two := 2.0
+			rc.KvTransferEnforcement, rc.KvTransferPreferredWeight = routecore.EnforcementPreferred, &two
+			bad["weight"] = w.Pod
+		case w.Role == inspect.RoleDecode && bad["equals"] == "":
+			for k := range rc.TopologyDomains {
+				rc.TopologyDomains[k] = "us=east"
+			}
+			bad["equals"] = w.Pod
+		}
+		for j := 1; j < len(w.Instances); j++ {
+			w.Instances[j].Runtime = *rc
+		}
+	}
+	if bad["weight"] == "" || bad["equals"] == "" {
+		t.Fatalf("the example has no prefill or decode worker to break: %v", bad)
+	}
+	for _, rc := range []string{bad["weight"], bad["equals"]} {
+		for i := range dep.Workers {
+			if dep.Workers[i].Pod == rc && len(inspect.RegistrationErrors(dep.Workers[i].Instances[0].Runtime)) == 0 {
+				t.Fatalf("%s: the validator accepts the broken runtime config", rc)
+			}
+		}
+	}
+	ix, _ := IndexEvents(BundleEventSets(b, dep), 16)
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"},
+		KV: IndexCache(ix, "capture", b.CollectedAt), Options: Options{WhatIf: WhatIf{AllPrefill: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, pod := range bad {
+		var reason string
+		for _, e := range x.Excluded {
+			if e.Worker == pod {
+				reason = e.Reason
+			}
+		}
+		if !strings.Contains(reason, "cannot register") {
+			t.Errorf("%s (%s) not excluded as unregistrable: %q", pod, what, reason)
+		}
+		for leg, st := range map[string]*Stage{"prefill": x.Prefill, "decode": x.Decode} {
+			if st == nil {
+				continue
+			}
+			for _, c := range st.Candidates {
+				if c.Worker == pod {
+					t.Errorf("%s (%s) is still a %s candidate", pod, what, leg)
+				}
+			}
+		}
+	}
+	t.Logf("excluded: %+v", x.Excluded)
+}
+
+// TestExplainPreferredWeightWhatIfRange: the what-if is checked with the
+// router's range, as the flag and the dashboard's `w` key feed it.
+func TestExplainPreferredWeightWhatIfRange(t *testing.T) {
+	b, s := loadExample(t, "prefill-only-zone-required.yaml")
+	dep := &s.Deployments[0]
+	ix, _ := IndexEvents(BundleEventSets(b, dep), 16)
+	for _, w := range []float64{-1, 1.0000001, 2, math.NaN(), math.Inf(1), 0, 0.5, 1} {
+		ww := w
+		_, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"},
+			KV: IndexCache(ix, "capture", b.CollectedAt), Options: Options{Knobs: Knobs{PreferredWeight: &ww}}})
+		valid := w >= 0 && w <= 1
+		if valid != (err == nil) {
+			t.Errorf("--preferred-weight %v: %v (want valid=%v)", w, err, valid)
+		}
+		if err != nil && (!errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "between 0 and 1")) {
+			t.Errorf("--preferred-weight %v: %v", w, err)
+		}
+	}
+}

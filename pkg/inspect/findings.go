@@ -596,9 +596,13 @@ func (a *anAnalysis) checkWorkerAgreement() {
 		Hint:    "set spec.experimental.kvTransferPolicy on the DGD so the operator configures every worker alike, or remove the DYN_KV_TRANSFER_* env from the workers"}, false)
 }
 
-// anValidationMessages returns ValidateTopology's violations except the
-// kv_transfer_domain-not-published one (reported as TransferDomainNotPublished).
-func anValidationMessages(rc routecore.RuntimeConfig) []string {
+// RegistrationErrors returns the violations for which Dynamo's validator
+// rejects a worker's published runtime config (routecore.ValidateTopology),
+// except kv_transfer_domain missing from topology_domains, which topology
+// reports as TransferDomainNotPublished and the router fails per request. It is
+// the one worker validator: topology's InvalidWorkerTopology finding and
+// explain-route's exclusion of unregistrable workers both use it.
+func RegistrationErrors(rc routecore.RuntimeConfig) []string {
 	err := routecore.ValidateTopology(rc)
 	if err == nil {
 		return nil
@@ -648,7 +652,7 @@ func (m anValidationMemo) messages(rc *routecore.RuntimeConfig) []string {
 	if msgs, ok := m[key]; ok {
 		return msgs
 	}
-	msgs := anValidationMessages(*rc)
+	msgs := RegistrationErrors(*rc)
 	m[key] = msgs
 	return msgs
 }

@@ -22,8 +22,9 @@ type explainMsg struct {
 	err error
 }
 
-// weights are the preferred-weight what-ifs `w` cycles through (0 is unset).
-var weights = []float64{0, 0.5, 1, 2}
+// weights are the preferred-weight what-ifs `w` cycles through (0 is unset):
+// within [0, 1], the range Dynamo's validator accepts.
+var weights = []float64{0, 0.25, 0.5, 1}
 
 // RoutePage is the route explorer: token ids in, pkg/explain's dry run out,
 // with what-ifs that re-run it at once.

@@ -158,7 +158,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("quitting %v tab %v", fm.Quitting(), fm.Tab())
 	}
 	r := fm.Route()
-	if len(r.Tokens()) != 205 || r.Enforcement() != explain.EnforcementPreferred || r.PreferredWeight() != 0.5 {
+	if len(r.Tokens()) != 205 || r.Enforcement() != explain.EnforcementPreferred || r.PreferredWeight() != 0.25 {
 		t.Errorf("tokens %d enforcement %q weight %v", len(r.Tokens()), r.Enforcement(), r.PreferredWeight())
 	}
 	x := r.Explanation()
