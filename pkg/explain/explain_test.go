@@ -373,3 +373,37 @@ func TestExplainPreferredWeightWhatIfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainHugeDataParallelSizeIsBounded: a DWM can publish any
+// data_parallel_size; above Dynamo's 4096-rank maximum the worker cannot
+// register, and it is excluded before anything is sized from the count.
+func TestExplainHugeDataParallelSizeIsBounded(t *testing.T) {
+	b, s := loadExample(t, "prefill-only-zone-required.yaml")
+	dep := &s.Deployments[0]
+	var pod string
+	for i := range dep.Workers {
+		w := &dep.Workers[i]
+		if w.Role == inspect.RolePrefill && len(w.Instances) > 0 {
+			for j := range w.Instances {
+				w.Instances[j].Runtime.DataParallelSize = math.MaxUint32
+			}
+			pod = w.Pod
+			break
+		}
+	}
+	ix, _ := IndexEvents(BundleEventSets(b, dep), 16)
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"},
+		KV: IndexCache(ix, "capture", b.CollectedAt), Options: Options{WhatIf: WhatIf{AllPrefill: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range x.Excluded {
+		if e.Worker == pod && strings.Contains(e.Reason, "exceeds the supported maximum 4096") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("%s with data_parallel_size 2^32-1 not excluded: %+v", pod, x.Excluded)
+	}
+}
