@@ -91,6 +91,46 @@ func Resolve(ref string, getenv func(string) string) (Source, error) {
 		ref, model, strings.Join(dirs, ", "), model)
 }
 
+// ResolveModelID finds the tokenizer.json of a Hugging Face model id
+// ("org/name", optionally "@revision") in the local Hugging Face cache, and
+// only there: ref is never taken as a file path. Use it for names that come
+// from cluster data (a worker card's model name), which anyone who can write
+// that data chooses.
+func ResolveModelID(ref string, getenv func(string) string) (Source, error) {
+	model, rev, _ := strings.Cut(ref, "@")
+	if !looksLikeModelID(model) || strings.HasPrefix(model, ".") || strings.Contains(model, "..") || !safeRevision(rev) {
+		return Source{}, fmt.Errorf("model name %q is not a Hugging Face model id (org/name[@revision]), and a name published by the cluster is never read as a file path", ref)
+	}
+	dirs := HubCacheDirs(getenv)
+	for _, d := range dirs {
+		if src, ok, err := resolveInCache(d, model, rev); err != nil {
+			return Source{}, err
+		} else if ok {
+			return src, nil
+		}
+	}
+	return Source{}, fmt.Errorf("tokenizer %q: no cached tokenizer.json for model %s in %s; download it first "+
+		"(e.g. `huggingface-cli download %s tokenizer.json`) or pass --tokenizer with the file's path",
+		ref, model, strings.Join(dirs, ", "), model)
+}
+
+// safeRevision accepts "" or a branch, tag or commit name that stays inside
+// the cache's refs/ and snapshots/ directories.
+func safeRevision(rev string) bool {
+	if rev == "" {
+		return true
+	}
+	if strings.Contains(rev, "..") || strings.HasPrefix(rev, "/") {
+		return false
+	}
+	for _, r := range rev {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' || r == '/') {
+			return false
+		}
+	}
+	return true
+}
+
 func looksLikeModelID(s string) bool {
 	org, name, ok := strings.Cut(s, "/")
 	return ok && org != "" && name != "" && !strings.Contains(name, "/") && !strings.ContainsAny(s, `\ `)
@@ -115,7 +155,7 @@ func resolveInCache(cache, model, rev string) (Source, bool, error) {
 		ref = "main"
 	}
 	// A branch or tag name maps to a commit through refs/<name>.
-	if data, err := os.ReadFile(filepath.Join(repo, "refs", filepath.FromSlash(ref))); err == nil {
+	if data, err := readRegularFile(filepath.Join(repo, "refs", filepath.FromSlash(ref)), 4096); err == nil {
 		if src, ok := candidate(strings.TrimSpace(string(data))); ok {
 			return src, true, nil
 		}

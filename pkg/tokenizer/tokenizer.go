@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -34,9 +35,15 @@ type state struct {
 	buf        [][2]int
 }
 
-// Load reads and parses the tokenizer.json file at path.
+// MaxFileBytes bounds a tokenizer.json file (the largest published ones are
+// tens of MiB); a larger file is refused from its size, without being read.
+const MaxFileBytes = 256 << 20
+
+// Load reads and parses the tokenizer.json file at path, which must be a
+// regular file of at most MaxFileBytes (a device such as /dev/zero, a FIFO or
+// a huge file is refused before anything is read).
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
@@ -45,6 +52,54 @@ func Load(path string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("load tokenizer %s: %w", path, err)
 	}
 	return t, nil
+}
+
+// readRegularFile reads path if it is a regular file of at most limit bytes.
+func readRegularFile(path string, limit int64) ([]byte, error) {
+	// Stat before opening: opening a FIFO blocks until someone writes to it.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file: pass a tokenizer.json file", path, fileKind(st.Mode()))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a regular file: pass a tokenizer.json file", path, fileKind(st.Mode()))
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is larger than the %d MiB limit for a tokenizer.json (%d MiB)", path, limit>>20, st.Size()>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s grew past the %d MiB limit for a tokenizer.json while it was read", path, limit>>20)
+	}
+	return data, nil
+}
+
+// fileKind names what a non-regular file is, for errors.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0, m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // Parse parses the contents of a tokenizer.json file. It returns an

@@ -244,3 +244,24 @@ func TestExplainRouteBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainRouteModelNameIsNeverAPath: the model name comes from the
+// workers' cards (cluster data). Named "/dev/zero", it was opened as a
+// tokenizer file and read without end; now only a Hugging Face cache id
+// resolves.
+func TestExplainRouteModelNameIsNeverAPath(t *testing.T) {
+	data, err := os.ReadFile("../../../examples/prefill-only-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := filepath.Join(t.TempDir(), "capture.yaml")
+	if err := os.WriteFile(capture, []byte(strings.ReplaceAll(string(data), "Qwen/Qwen3-32B", "/dev/zero")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	r := cmdtest.Run(t, "explain-route", "--from-file", capture, "--prompt", "hello")
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, `model name "/dev/zero" is not a Hugging Face model id`) ||
+		!strings.Contains(r.Stderr, "never read as a file path") {
+		t.Errorf("exit %d\nstderr: %s", r.ExitCode, r.Stderr)
+	}
+}

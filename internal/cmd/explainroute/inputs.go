@@ -130,7 +130,13 @@ func (o *Options) resolveRequest(ctx context.Context, b *inspect.Bundle, dep *in
 		}
 		ref, how = model, "the model "+model+" in the local Hugging Face cache"
 	}
-	src, err := tokenizer.Resolve(ref, o.Getenv)
+	resolve := tokenizer.Resolve
+	if o.Tokenizer == "" {
+		// The model name comes from a worker card: cluster data, so only a
+		// Hugging Face cache id, never a path.
+		resolve = tokenizer.ResolveModelID
+	}
+	src, err := resolve(ref, o.Getenv)
 	if err != nil {
 		return r, nil, cmdutil.WithHint(withTried(fmt.Errorf("cannot tokenize the prompt with %s: %w", how, err)),
 			"Pass --tokenizer PATH/tokenizer.json (e.g. from huggingface-cli download), or --tokens")

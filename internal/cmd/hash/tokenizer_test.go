@@ -36,6 +36,7 @@ func TestHashPromptGolden(t *testing.T) {
 		{"err_empty_prompt", []string{"hash", "--prompt", "", "--tokenizer", toyTokenizer}, ""},
 		{"err_unknown_model", []string{"hash", "--prompt", "hi", "--tokenizer", "no-such-org/no-such-model"}, ""},
 		{"err_not_a_tokenizer", []string{"hash", "--prompt", "hi", "--tokenizer", "tokenizer_test.go"}, ""},
+		{"err_tokenizer_is_a_device", []string{"hash", "--prompt", "hi", "--tokenizer", "/dev/zero"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
