@@ -78,7 +78,7 @@ prov_pid=$!
 # shows every failure; the run fails at the end.
 failed=()
 phase verify 240 make --no-print-directory verify || failed+=(verify)
-phase lint 600 make --no-print-directory lint || failed+=(lint)
+phase lint 300 make --no-print-directory lint || failed+=(lint)
 
 # --- wait for provisioning -----------------------------------------------------------
 printf '\n== provision (waiting for the background job)\n'
@@ -100,10 +100,10 @@ go build -o "$work/testsum" ./hack/testsum
 export KDYN_TESTSUM=$work/testsum
 read -ra race_pkgs <<<"$(hack/test-packages.sh race)"
 read -ra plain_pkgs <<<"$(hack/test-packages.sh plain)"
-CGO_ENABLED=1 phase test-race 900 gotest race -race -shuffle=on -count=1 -timeout 20m "${race_pkgs[@]}" || failed+=(test-race)
-phase test-plain 300 gotest plain -shuffle=on -count=1 -timeout 20m "${plain_pkgs[@]}" || failed+=(test-plain)
-phase test-arm64 240 hack/test-arm64.sh || failed+=(test-arm64)
-phase hostile-env 240 hack/hostile-env.sh || failed+=(hostile-env)
+CGO_ENABLED=1 phase test-race 600 gotest race -race -shuffle=on -count=1 -timeout 20m "${race_pkgs[@]}" || failed+=(test-race)
+phase test-plain 120 gotest plain -shuffle=on -count=1 -timeout 20m "${plain_pkgs[@]}" || failed+=(test-plain)
+phase test-arm64 180 hack/test-arm64.sh || failed+=(test-arm64)
+phase hostile-env 120 hack/hostile-env.sh || failed+=(hostile-env)
 
 printf '\n== summary (%ss in all)\n' $((SECONDS - began))
 phase_record "make test" 1200 $((SECONDS - began)) || failed+=("make test (time)")

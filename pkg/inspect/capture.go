@@ -230,15 +230,121 @@ func captureDocuments(data []byte) ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read YAML document %d: %w", n, err)
 		}
-		j, err := yaml.YAMLToJSON(doc)
+		j, err := yamlDocToJSON(doc, n)
 		if err != nil {
-			return nil, fmt.Errorf("invalid YAML in document %d: %w", n, err)
+			return nil, err
 		}
 		if t := bytes.TrimSpace(j); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 			continue
 		}
 		out = append(out, j)
 	}
+}
+
+// YAML conversion takes about 40 times a document's size in memory (a 36 MB
+// List of 4,000 workers: 1.5 GB). A large List as kubectl and `capture` write
+// it (items as "- " entries at column 0) is converted one item at a time, so
+// memory stays proportional to the JSON it becomes; any other YAML document
+// larger than maxYAMLDocBytes is refused with advice to use JSON.
+var (
+	yamlSplitMinBytes = 1 << 20
+	maxYAMLDocBytes   = 32 << 20
+)
+
+// yamlDocToJSON converts YAML document n to JSON within the memory bound above.
+func yamlDocToJSON(doc []byte, n int) ([]byte, error) {
+	if len(doc) >= yamlSplitMinBytes {
+		if j, ok := yamlListToJSON(doc); ok {
+			return j, nil
+		}
+	}
+	if len(doc) > maxYAMLDocBytes {
+		return nil, fmt.Errorf("YAML document %d is %d MiB and not a List whose items can be converted one by one: converting it would take about %d GiB of memory; "+
+			"convert the capture to JSON first (kubectl dynamo capture -o json, or yq -o json), which is read in bounded memory",
+			n, len(doc)>>20, max(1, (40*len(doc))>>30))
+	}
+	j, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, fmt.Errorf("invalid YAML in document %d: %w", n, err)
+	}
+	return j, nil
+}
+
+// yamlListToJSON converts a YAML mapping with a top-level "items:" sequence
+// written at column 0 ("- " entries) item by item. ok is false when the
+// document does not have that shape or an item does not convert on its own
+// (an alias to another item's anchor), and the caller converts it whole.
+func yamlListToJSON(doc []byte) ([]byte, bool) {
+	var head []byte    // every top-level key but items, with its lines
+	var items [][]byte // each item's lines, "- " included
+	inItems, found := false, false
+	for len(doc) > 0 {
+		line := doc
+		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
+			line, doc = doc[:i+1], doc[i+1:]
+		} else {
+			doc = nil
+		}
+		trimmed := bytes.TrimRight(line, "\r\n")
+		col0 := len(trimmed) > 0 && trimmed[0] != ' ' && trimmed[0] != '\t' && trimmed[0] != '#'
+		switch {
+		case col0 && string(trimmed) == "items:":
+			if found {
+				return nil, false
+			}
+			inItems, found = true, true
+			continue
+		case inItems && col0 && (trimmed[0] == '-' && (len(trimmed) == 1 || trimmed[1] == ' ')):
+			items = append(items, append([]byte(nil), line...))
+			continue
+		case inItems && col0:
+			inItems = false
+		case inItems:
+			if len(items) == 0 {
+				if len(bytes.TrimSpace(trimmed)) == 0 || bytes.HasPrefix(bytes.TrimSpace(trimmed), []byte("#")) {
+					continue
+				}
+				return nil, false // items indented under the key: not this shape
+			}
+			items[len(items)-1] = append(items[len(items)-1], line...)
+			continue
+		}
+		head = append(head, line...)
+	}
+	if !found {
+		return nil, false
+	}
+	hj, err := yaml.YAMLToJSON(head)
+	if err != nil {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(hj, &top); err != nil || top == nil {
+		return nil, false
+	}
+	var arr bytes.Buffer
+	arr.WriteByte('[')
+	for k, it := range items {
+		ij, err := yaml.YAMLToJSON(it)
+		if err != nil {
+			return nil, false
+		}
+		ij = bytes.TrimSpace(ij)
+		if len(ij) < 2 || ij[0] != '[' || ij[len(ij)-1] != ']' {
+			return nil, false
+		}
+		if k > 0 {
+			arr.WriteByte(',')
+		}
+		arr.Write(ij[1 : len(ij)-1])
+	}
+	arr.WriteByte(']')
+	top["items"] = arr.Bytes()
+	out, err := json.Marshal(top)
+	if err != nil {
+		return nil, false
+	}
+	return out, true
 }
 
 type captureReader struct {

@@ -1,11 +1,14 @@
 package tokenizer
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestLoadRefusesWhatIsNotARegularFileWithinTheLimit: `hash --tokenizer
@@ -49,11 +52,11 @@ func TestResolveModelIDNeverReadsAPath(t *testing.T) {
 		}
 		return ""
 	}
-	real := filepath.Join(t.TempDir(), "tokenizer.json")
-	if err := os.WriteFile(real, []byte("{}"), 0o644); err != nil {
+	file := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"/dev/zero", real, filepath.Dir(real), "../../../../dev/zero", "a/b@../../../../dev/zero",
+	for _, name := range []string{"/dev/zero", file, filepath.Dir(file), "../../../../dev/zero", "a/b@../../../../dev/zero",
 		"org/name@/dev/zero", "./x/y", "org/../y"} {
 		src, err := ResolveModelID(name, getenv)
 		if err == nil {
@@ -75,5 +78,43 @@ func TestResolveModelIDNeverReadsAPath(t *testing.T) {
 	src, err := ResolveModelID("Qwen/Qwen3-0.6B", getenv)
 	if err != nil || src.Model != "Qwen/Qwen3-0.6B" || src.Revision != "abc123" {
 		t.Errorf("cached model: %+v %v", src, err)
+	}
+}
+
+// TestRegexTimeout: a tokenizer.json Split regex with catastrophic
+// backtracking, (a+)+$, took 39 s on 26 characters. It now fails within
+// RegexMatchTimeout with a clear error, instead of hanging or (worse)
+// silently stopping the split half way.
+func TestRegexTimeout(t *testing.T) {
+	data, err := os.ReadFile("testdata/toy_bytelevel.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["pre_tokenizer"] = map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "(a+)+$"}, "behavior": "Isolated", "invert": false}
+	evil, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { RegexMatchTimeout = d }(RegexMatchTimeout)
+	RegexMatchTimeout = 200 * time.Millisecond
+	tk, err := Parse(evil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tk.Encode("aaa", false); err != nil {
+		t.Fatalf("a short text: %v", err)
+	}
+	_, err = tk.Encode(strings.Repeat("a", 40)+"X", false)
+	var te *RegexTimeoutError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "did not finish within 200ms") {
+		t.Fatalf("Encode: %v, want a *RegexTimeoutError", err)
+	}
+	// The tokenizer stays usable afterwards.
+	if _, err := tk.Encode("aaa", false); err != nil {
+		t.Errorf("after a timeout: %v", err)
 	}
 }

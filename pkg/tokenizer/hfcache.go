@@ -123,12 +123,9 @@ func safeRevision(rev string) bool {
 	if strings.Contains(rev, "..") || strings.HasPrefix(rev, "/") {
 		return false
 	}
-	for _, r := range rev {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' || r == '/') {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(rev, func(r rune) bool {
+		return !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/", r)
+	}) < 0
 }
 
 func looksLikeModelID(s string) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -65,8 +66,38 @@ func (m regexMatcher) matches(s string, buf [][2]int) [][2]int {
 		}
 		match, err = m.re.FindNextMatch(match)
 	}
+	if err != nil {
+		// Encode recovers this and returns it: a match that ran out of time
+		// must not silently end the split with the text half tokenized.
+		panic(&RegexTimeoutError{Pattern: m.re.String(), Timeout: m.re.MatchTimeout, Err: err})
+	}
 	return buf
 }
+
+// RegexMatchTimeout bounds one match of a tokenizer.json regex (a Split or
+// Replace pattern without a hand-written scanner): a backtracking engine can
+// take exponential time on a pattern such as (a+)+$, and the pattern comes
+// from a file. Encode fails with a *RegexTimeoutError instead.
+var RegexMatchTimeout = 2 * time.Second
+
+// RegexTimeoutError is returned by Encode when a tokenizer.json regex took
+// longer than RegexMatchTimeout on the text.
+type RegexTimeoutError struct {
+	Pattern string
+	Timeout time.Duration
+	Err     error
+}
+
+func (e *RegexTimeoutError) Error() string {
+	p := e.Pattern
+	if len(p) > 80 {
+		p = p[:80] + "…"
+	}
+	return fmt.Sprintf("the tokenizer's regex %q did not finish within %s on this text (catastrophic backtracking): "+
+		"the tokenizer.json is not usable here; tokenize with the frontend (--frontend-url) or pass --tokens", p, e.Timeout)
+}
+
+func (e *RegexTimeoutError) Unwrap() error { return e.Err }
 
 // compilePattern compiles the pattern of a Split or Replace, recognising the
 // known regexes that have a hand-written scanner.
@@ -96,5 +127,10 @@ func compileRegex(expr string) (*regexp2.Regexp, error) {
 	if !utf8.ValidString(expr) {
 		return nil, fmt.Errorf("pattern is not valid UTF-8")
 	}
-	return regexp2.Compile(expr, regexp2.Multiline)
+	re, err := regexp2.Compile(expr, regexp2.Multiline)
+	if err != nil {
+		return nil, err
+	}
+	re.MatchTimeout = RegexMatchTimeout
+	return re, nil
 }

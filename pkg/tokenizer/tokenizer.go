@@ -269,15 +269,28 @@ var ErrInvalidUTF8 = errors.New("tokenizer: text is not valid UTF-8; convert it 
 // post-processor adds its special tokens (for example Llama's BOS), as
 // transformers' add_special_tokens=True does. Special tokens written in the
 // text itself are always recognised.
-func (t *Tokenizer) Encode(text string, addSpecialTokens bool) ([]uint32, error) {
+func (t *Tokenizer) Encode(text string, addSpecialTokens bool) (_ []uint32, err error) {
 	if !utf8.ValidString(text) {
 		return nil, ErrInvalidUTF8
 	}
+	defer recoverRegexTimeout(&err)
 	st := t.pool.Get().(*state)
 	ids := make([]uint32, 0, len(text)/3+4)
 	ids = t.encodeText(text, ids, st)
 	t.pool.Put(st)
 	return t.post.process(ids, addSpecialTokens), nil
+}
+
+// recoverRegexTimeout turns the panic of a regex that ran out of time
+// (regexMatcher) into *err; any other panic goes on.
+func recoverRegexTimeout(err *error) {
+	if r := recover(); r != nil {
+		te, ok := r.(*RegexTimeoutError)
+		if !ok {
+			panic(r)
+		}
+		*err = te
+	}
 }
 
 func (t *Tokenizer) encodeText(text string, ids []uint32, st *state) []uint32 {
@@ -341,7 +354,8 @@ func (t *Tokenizer) encodePiece(s string, first bool, ids []uint32, st *state) [
 // Decode returns the text of ids. With skipSpecial, added tokens marked
 // special are left out. Unlike transformers, no clean-up of tokenization
 // spaces is applied (as in the Rust tokenizers crate).
-func (t *Tokenizer) Decode(ids []uint32, skipSpecial bool) (string, error) {
+func (t *Tokenizer) Decode(ids []uint32, skipSpecial bool) (_ string, err error) {
+	defer recoverRegexTimeout(&err)
 	tokens := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if at, ok := t.addedByID[id]; ok {
