@@ -5,3 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go run ./hack/gen-docs -check
+# The fuzz-target count in docs/reliability.md is the code's.
+n=$(git grep -hoE '^func Fuzz[A-Za-z0-9_]+\(' -- '*_test.go' | sort -u | wc -l | tr -d ' ')
+if ! grep -q "^| fuzz targets | \*\*$n\*\*" docs/reliability.md; then
+  echo "docs/reliability.md: the 'fuzz targets' row does not say **$n** (the number of func FuzzXxx in the code)" >&2
+  exit 1
+fi
