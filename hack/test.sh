@@ -45,7 +45,7 @@ case " ${GOFLAGS:-} " in *" -trimpath "*) ;; *) export GOFLAGS="${GOFLAGS:+$GOFL
 work=$(mktemp -d "${TMPDIR:-/tmp}/kdyn-test.XXXXXX")
 prov_pid=
 cleanup() {
-  if [ -n "$prov_pid" ]; then kill "$prov_pid" 2>/dev/null || true; fi
+  if [ -n "$prov_pid" ]; then kill -- -"$prov_pid" 2>/dev/null || kill "$prov_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -66,11 +66,11 @@ provision() {
   fi
   echo $((SECONDS - start)) >"$work/provision.seconds"
 }
-(
-  set -o pipefail
-  # nice: verify and lint keep the cores they need; the build takes what is left.
-  nice -n 10 bash -c "$(declare -f provision); work='$work'; provision" 2>&1 | sed -u 's/^/  provision | /'
-) &
+# Its own process group (setsid), so that cleanup stops the builds it started
+# too; nice: verify and lint keep the cores they need, the build takes the rest.
+export -f provision
+export work
+setsid bash -c 'set -o pipefail; nice -n 10 bash -c provision 2>&1 | sed -u "s/^/  provision | /"' &
 prov_pid=$!
 
 # --- verify, lint ----------------------------------------------------------------
