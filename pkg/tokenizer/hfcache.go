@@ -78,17 +78,7 @@ func Resolve(ref string, getenv func(string) string) (Source, error) {
 	if !looksLikeModelID(model) {
 		return Source{}, fmt.Errorf("tokenizer %q: no such file, and not a Hugging Face model id (org/name)", ref)
 	}
-	dirs := HubCacheDirs(getenv)
-	for _, d := range dirs {
-		if src, ok, err := resolveInCache(d, model, rev); err != nil {
-			return Source{}, err
-		} else if ok {
-			return src, nil
-		}
-	}
-	return Source{}, fmt.Errorf("tokenizer %q: no cached tokenizer.json for model %s in %s; download it first "+
-		"(e.g. `huggingface-cli download %s tokenizer.json`) or pass the file's path",
-		ref, model, strings.Join(dirs, ", "), model)
+	return findInCaches(ref, model, rev, getenv, "pass the file's path")
 }
 
 // ResolveModelID finds the tokenizer.json of a Hugging Face model id
@@ -101,6 +91,11 @@ func ResolveModelID(ref string, getenv func(string) string) (Source, error) {
 	if !looksLikeModelID(model) || strings.HasPrefix(model, ".") || strings.Contains(model, "..") || !safeRevision(rev) {
 		return Source{}, fmt.Errorf("model name %q is not a Hugging Face model id (org/name[@revision]), and a name published by the cluster is never read as a file path", ref)
 	}
+	return findInCaches(ref, model, rev, getenv, "pass --tokenizer with the file's path")
+}
+
+// findInCaches looks model@rev up in each Hugging Face hub cache in turn.
+func findInCaches(ref, model, rev string, getenv func(string) string, otherwise string) (Source, error) {
 	dirs := HubCacheDirs(getenv)
 	for _, d := range dirs {
 		if src, ok, err := resolveInCache(d, model, rev); err != nil {
@@ -110,8 +105,8 @@ func ResolveModelID(ref string, getenv func(string) string) (Source, error) {
 		}
 	}
 	return Source{}, fmt.Errorf("tokenizer %q: no cached tokenizer.json for model %s in %s; download it first "+
-		"(e.g. `huggingface-cli download %s tokenizer.json`) or pass --tokenizer with the file's path",
-		ref, model, strings.Join(dirs, ", "), model)
+		"(e.g. `huggingface-cli download %s tokenizer.json`) or %s",
+		ref, model, strings.Join(dirs, ", "), model, otherwise)
 }
 
 // safeRevision accepts "" or a branch, tag or commit name that stays inside
