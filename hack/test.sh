@@ -77,7 +77,7 @@ prov_pid=$!
 # A failed phase does not stop the run: every later phase still runs, so one run
 # shows every failure; the run fails at the end.
 failed=()
-phase verify 240 make --no-print-directory verify || failed+=(verify)
+phase verify 300 make --no-print-directory verify || failed+=(verify)
 phase lint 300 make --no-print-directory lint || failed+=(lint)
 
 # --- wait for provisioning -----------------------------------------------------------
@@ -89,7 +89,7 @@ if ! wait "$prov_pid"; then
   exit 1
 fi
 prov_pid=
-phase_record "provision (background)" 600 "$(cat "$work/provision.seconds")" || failed+=(provision)
+phase_record "provision (background)" 700 "$(cat "$work/provision.seconds")" || failed+=(provision)
 phase_record "  of which waited for" 420 $((SECONDS - wait_start)) || failed+=(provision-wait)
 KDYN_TESTBIN=$(cat "$work/testbin")
 export KDYN_TESTBIN
