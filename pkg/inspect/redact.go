@@ -1,6 +1,8 @@
 package inspect
 
 import (
+	"bytes"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -31,9 +33,16 @@ var droppedAnnotations = []string{
 //   - Secret objects (never captured at all);
 //   - metadata.managedFields and the last-applied-configuration annotation;
 //   - the value of every environment variable whose name looks secret (TOKEN,
-//     PASSWORD, SECRET, KEY, CREDENTIAL, AUTH, … as a word of the name, e.g.
-//     HF_TOKEN) or that is backed by a secretKeyRef — the references themselves
-//     (secretKeyRef, envFrom secretRef, secret volumes) are kept as names;
+//     PASSWORD, PASS, SECRET, KEY, CREDENTIAL, AUTH, COOKIE, DSN, … as a word of
+//     the name, e.g. HF_TOKEN, DB_PASS) or that is backed by a secretKeyRef — the
+//     references themselves (secretKeyRef, envFrom secretRef, secret volumes)
+//     are kept as names;
+//   - the value of every object key with such a name, at any depth and whatever
+//     its type (nats_password: 987654321012, tokens: [...]; an object under such
+//     a key is searched by its own keys);
+//   - the same inside JSON held in strings (annotations such as
+//     kapp.k14s.io/original, etcd values, frontend bodies), decoded with exact
+//     numbers and encoded again only when something was removed;
 //   - values of secret-looking command-line flags in args and command
 //     (--token=…, --api-key …), shell assignments (HF_TOKEN=… in sh -c), HTTP
 //     Authorization headers and bearer tokens, JWTs (service-account tokens),
@@ -64,7 +73,7 @@ func Redact(b *Bundle, o RedactOptions) *Bundle {
 	}
 	out.Etcd = make([]EtcdKeyValue, len(b.Etcd))
 	for i, kv := range b.Etcd {
-		out.Etcd[i] = EtcdKeyValue{Key: r.str(kv.Key), Value: r.str(kv.Value)}
+		out.Etcd[i] = EtcdKeyValue{Key: r.str(kv.Key), Value: r.text(kv.Value)}
 	}
 	out.Metrics = slices.Clone(b.Metrics)
 	for i := range out.Metrics {
@@ -73,7 +82,7 @@ func Redact(b *Bundle, o RedactOptions) *Bundle {
 	}
 	out.BusyThresholds = slices.Clone(b.BusyThresholds)
 	for i := range out.BusyThresholds {
-		out.BusyThresholds[i].JSON = r.str(out.BusyThresholds[i].JSON)
+		out.BusyThresholds[i].JSON = r.text(out.BusyThresholds[i].JSON)
 		out.BusyThresholds[i].Source = r.str(out.BusyThresholds[i].Source)
 	}
 	out.KvEvents = slices.Clone(b.KvEvents)
@@ -125,7 +134,7 @@ func (r *redactor) object(u *unstructured.Unstructured) *unstructured.Unstructur
 			if secretName(k, false) {
 				ann[k] = Redacted
 			} else {
-				ann[k] = r.str(v)
+				ann[k] = r.text(v)
 			}
 		}
 		if len(ann) == 0 {
@@ -148,8 +157,8 @@ func (r *redactor) value(v any, key string) any {
 			if k == "annotations" {
 				continue // handled by object
 			}
-			if s, ok := x.(string); ok && s != "" && secretField(k) {
-				t[k] = Redacted
+			if secretField(k) && !emptyValue(x) {
+				t[k] = redactSecretValue(r, x)
 				continue
 			}
 			t[k] = r.value(x, k)
@@ -170,9 +179,82 @@ func (r *redactor) value(v any, key string) any {
 		}
 		return t
 	case string:
-		return r.str(t)
+		return r.text(t)
 	}
 	return v
+}
+
+// redactSecretValue redacts the value of a secret-named key whatever its type:
+// a scalar (string, number, true) becomes Redacted, every scalar of a list too
+// (tokens: [...]); an object is searched by its own keys, because Kubernetes
+// keeps references under such names (a volume's secret: {secretName: …}).
+func redactSecretValue(r *redactor, x any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		return r.value(t, "")
+	case []any:
+		for i, e := range t {
+			if _, isMap := e.(map[string]any); isMap {
+				t[i] = r.value(e, "")
+			} else if !emptyValue(e) {
+				t[i] = Redacted
+			}
+		}
+		return t
+	}
+	return Redacted
+}
+
+// emptyValue reports values with nothing to hide (absent, "", false-y
+// placeholders are kept so the shape of a config stays readable).
+func emptyValue(x any) bool {
+	switch t := x.(type) {
+	case nil:
+		return true
+	case string:
+		return t == ""
+	case bool:
+		return !t
+	}
+	return false
+}
+
+// text redacts a string that may hold a JSON object or array (an annotation
+// such as kapp.k14s.io/original, an etcd value, a frontend body): it is decoded
+// (numbers kept exact), redacted like an object, by key name at any depth, and
+// encoded again only when something was removed; then the free-text rules run
+// over it.
+func (r *redactor) text(s string) string {
+	if j, ok := r.embeddedJSON(s); ok {
+		s = j
+	}
+	return r.str(s)
+}
+
+// maxEmbeddedJSON bounds the strings decoded as embedded JSON.
+const maxEmbeddedJSON = 64 << 20
+
+func (r *redactor) embeddedJSON(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if len(t) < 2 || len(t) > maxEmbeddedJSON || (t[0] != '{' && t[0] != '[') {
+		return "", false
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return "", false
+	}
+	before, err := json.Marshal(v)
+	if err != nil {
+		return "", false
+	}
+	red := r.value(v, "")
+	after, err := json.Marshal(red)
+	if err != nil || bytes.Equal(before, after) {
+		return "", false // nothing removed: keep the original text as it was
+	}
+	return string(after), true
 }
 
 // envVar redacts the value of an env entry ({name, value[, valueFrom]}) whose
@@ -244,7 +326,16 @@ func (r *redactor) str(s string) string {
 var secretWordSet = map[string]bool{
 	"token": true, "password": true, "passwd": true, "pwd": true, "secret": true, "apikey": true,
 	"credential": true, "credentials": true, "creds": true, "auth": true, "authorization": true, "bearer": true,
-	"passphrase": true,
+	"passphrase": true, "pass": true, "cookie": true, "cookies": true, "dsn": true, "privatekey": true,
+}
+
+// nonSecretKeyQualifiers make a "key" word in a flag name refer to something
+// that is not a secret (--label-key, --etcd-key and --tls-key take a label or
+// a file path); any other "key" in a flag counts (--openai-key, --hf-key).
+var nonSecretKeyQualifiers = map[string]bool{
+	"label": true, "node": true, "topology": true, "sort": true, "routing": true, "cache": true, "hash": true,
+	"partition": true, "group": true, "etcd": true, "tls": true, "ssl": true, "cert": true, "client": true,
+	"kv": true, "block": true, "prefix": true, "index": true, "lookup": true, "shard": true, "map": true,
 }
 
 // keyQualifiers make "key" secret in field and flag names (api-key, accessKey,
@@ -294,7 +385,25 @@ func words(s string) []string {
 // do not count) and its last word is not NAME, REF, PATH, FILE, ID, … (which name
 // or describe a secret rather than hold it). KEY counts everywhere when anyKey is
 // set (environment variables), else only after API, ACCESS, PRIVATE, ….
-func secretName(name string, anyKey bool) bool {
+func secretName(name string, anyKey bool) bool { return secretNameMode(name, keyModeFor(anyKey)) }
+
+// keyMode says when the word KEY makes a name secret.
+type keyMode int
+
+const (
+	keyQualified keyMode = iota // object fields: only after API, ACCESS, PRIVATE, … (a bare key is a label key)
+	keyAny                      // environment and shell variables: always
+	keyFlag                     // flags: unless after LABEL, ETCD, TLS, … (nonSecretKeyQualifiers)
+)
+
+func keyModeFor(anyKey bool) keyMode {
+	if anyKey {
+		return keyAny
+	}
+	return keyQualified
+}
+
+func secretNameMode(name string, mode keyMode) bool {
 	ws := words(name)
 	if len(ws) == 0 || nonSecretLastWords[ws[len(ws)-1]] {
 		return false
@@ -303,8 +412,20 @@ func secretName(name string, anyKey bool) bool {
 		if secretWordSet[w] {
 			return true
 		}
-		if w == "key" && (anyKey || (i > 0 && keyQualifiers[ws[i-1]])) {
+		if w != "key" {
+			continue
+		}
+		switch mode {
+		case keyAny:
 			return true
+		case keyQualified:
+			if i > 0 && keyQualifiers[ws[i-1]] {
+				return true
+			}
+		case keyFlag:
+			if i == 0 || !nonSecretKeyQualifiers[ws[i-1]] {
+				return true
+			}
 		}
 	}
 	return false
@@ -322,12 +443,14 @@ func secretFlag(flag string) bool {
 	if i := strings.IndexByte(flag, '='); i >= 0 {
 		flag = flag[:i]
 	}
-	return secretName(flag, false)
+	return secretNameMode(flag, keyFlag)
 }
 
 // secretField reports whether a JSON/YAML field name holds a secret in any
 // object: password, token, apiKey, … but not "key" alone (label keys, secretKeyRef
 // keys), nor names of secrets (secretName) nor paths.
 func secretField(k string) bool {
-	return secretName(k, false)
+	// "tokens" alone holds token values (a list of them); with other words it
+	// names a count or a limit (max_tokens, active_prefill_tokens), kept.
+	return strings.EqualFold(k, "tokens") || secretName(k, false)
 }

@@ -220,7 +220,8 @@ func TestSecretNames(t *testing.T) {
 		"HF_TOKEN": true, "HUGGING_FACE_HUB_TOKEN": true, "DB_PASSWORD": true, "AWS_SECRET_ACCESS_KEY": true,
 		"NGC_API_KEY": true, "MY_CREDENTIALS": true, "apiKey": true, "TOKENIZER_PATH": false, "MAX_TOKENS": false,
 		"DYN_KV_TRANSFER_DOMAIN": false, "HF_TOKEN_SECRET_NAME": false, "DYN_ROUTER_MODE": false, "token": true,
-		"DYN_ACTIVE_PREFILL_TOKENS_THRESHOLD": false,
+		"DYN_ACTIVE_PREFILL_TOKENS_THRESHOLD": false, "DB_PASS": true, "SESSION_COOKIE": true, "DATABASE_DSN": true,
+		"BYPASS_CACHE": false,
 	} {
 		if got := secretWords(name); got != want {
 			t.Errorf("secretWords(%q) = %v, want %v", name, got, want)
@@ -229,12 +230,14 @@ func TestSecretNames(t *testing.T) {
 	for flag, want := range map[string]bool{
 		"--token": true, "--hf-token": true, "--api-key": true, "--password": true, "--max-num-batched-tokens": false,
 		"--router-track-prefill-tokens": false, "--tokenizer": false, "--label-key": false, "--etcd-key": false, "model": false,
+		"--openai-key": true, "--pass": true, "--key": true, "--tls-key": false, "--kv-cache-key-prefix": false,
 	} {
 		if got := secretFlag(flag); got != want {
 			t.Errorf("secretFlag(%q) = %v, want %v", flag, got, want)
 		}
 	}
-	for field, want := range map[string]bool{"labelKey": false, "key": false, "password": true, "secretName": false, "accessKey": true, "eos_token_id": false} {
+	for field, want := range map[string]bool{"labelKey": false, "key": false, "password": true, "secretName": false, "accessKey": true, "eos_token_id": false,
+		"tokens": true, "max_tokens": false, "active_prefill_tokens": false, "nats_password": true, "cookie": true, "dsn": true} {
 		if got := secretField(field); got != want {
 			t.Errorf("secretField(%q) = %v, want %v", field, got, want)
 		}
@@ -256,5 +259,93 @@ func TestRedactStrings(t *testing.T) {
 		if got := r.str(in); got != want {
 			t.Errorf("str(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRedactEngineMisses is the planted-secrets corpus of every redaction miss
+// found by the hostile-cluster review (issue 16), plus new ones: one engine
+// for every source, by key name at any depth and whatever the value type,
+// recursing into JSON held in strings.
+func TestRedactEngineMisses(t *testing.T) {
+	plants := map[string]string{
+		"env DB_PASS":              "kdyn-miss-db-pass-1",
+		"flag --openai-key":        "kdyn-miss-openai-key-2",
+		"flag --pass":              "kdyn-miss-pass-flag-3",
+		"JSON in an annotation":    "kdyn-miss-annotation-json-4",
+		"number under a secret":    "987654321012",
+		"list under tokens":        "kdyn-miss-token-list-5",
+		"etcd JSON value":          "kdyn-miss-etcd-json-6",
+		"etcd JSON number":         "876543210987",
+		"env SESSION_COOKIE":       "kdyn-miss-cookie-7",
+		"env DATABASE_DSN":         "kdyn-miss-dsn-8",
+		"busy_threshold JSON body": "kdyn-miss-busy-body-9",
+		"JSON in a DWM string":     "kdyn-miss-dwm-nested-10",
+	}
+	pod := mustYAML(t, `apiVersion: v1
+kind: Pod
+metadata:
+  name: w-0
+  namespace: ns
+  labels: {nvidia.com/dynamo-graph-deployment-name: d}
+  annotations:
+    kapp.k14s.io/original: '{"spec":{"containers":[{"env":[{"name":"X","value":"y"}]}],"password":"`+plants["JSON in an annotation"]+`"}}'
+spec:
+  volumes:
+  - name: creds
+    secret: {secretName: creds-secret}
+  containers:
+  - name: main
+    command: [python3, -m, dynamo.vllm]
+    args: [--model, Qwen/Qwen3-0.6B, --openai-key, `+plants["flag --openai-key"]+`, --pass, `+plants["flag --pass"]+`, --kv-cache-key-prefix, kvp]
+    env:
+    - {name: DB_PASS, value: `+plants["env DB_PASS"]+`}
+    - {name: SESSION_COOKIE, value: `+plants["env SESSION_COOKIE"]+`}
+    - {name: DATABASE_DSN, value: "`+plants["env DATABASE_DSN"]+`"}
+    - {name: DYN_KV_TRANSFER_DOMAIN, value: zone}
+`)
+	dwm := mustYAML(t, `apiVersion: nvidia.com/v1alpha1
+kind: DynamoWorkerMetadata
+metadata: {name: w-0, namespace: ns}
+spec:
+  data:
+    instance_id: 7587885012467105317
+    transport: {nats_password: `+plants["number under a secret"]+`}
+    tokens: [`+plants["list under tokens"]+`, other]
+    max_num_batched_tokens: 8192
+    extra: '{"inner":{"api_key":"`+plants["JSON in a DWM string"]+`"}}'
+`)
+	// Exact u64-range integers, as the capture reader keeps them (YAML above would round them).
+	if err := unstructured.SetNestedField(dwm.Object, int64(7587885012467105317), "spec", "data", "instance_id"); err != nil {
+		t.Fatal(err)
+	}
+	b := &Bundle{
+		Objects: []*unstructured.Unstructured{pod, dwm},
+		Etcd: []EtcdKeyValue{{Key: "v1/mdc/ns/x", Value: `{"auth":{"user":"dynamo","password":"` + plants["etcd JSON value"] + `"},"api_key":` +
+			plants["etcd JSON number"] + `,"instance_id":18446744073709551615}`}},
+		BusyThresholds: []FrontendBusyThresholds{{JSON: `{"model":"m","token":"` + plants["busy_threshold JSON body"] + `"}`}},
+	}
+	red := Redact(b, RedactOptions{})
+	var out bytes.Buffer
+	if err := WriteCapture(&out, red); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	leaks := 0
+	for where, secret := range plants {
+		if strings.Contains(text, secret) {
+			t.Errorf("the secret planted as %s leaked into the capture", where)
+			leaks++
+		}
+	}
+	// What the analysis needs stays, exactly.
+	for _, keep := range []string{"secretName: creds-secret", "7587885012467105317", "18446744073709551615", "max_num_batched_tokens: 8192",
+		"--kv-cache-key-prefix", "kvp", "DYN_KV_TRANSFER_DOMAIN", "value: zone", `"user":"dynamo"`, "Qwen/Qwen3-0.6B"} {
+		if !strings.Contains(text, keep) {
+			t.Errorf("redaction removed %q", keep)
+		}
+	}
+	t.Logf("%d planted secrets, %d leaks", len(plants), leaks)
+	if t.Failed() {
+		t.Log(text)
 	}
 }

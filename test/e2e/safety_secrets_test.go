@@ -56,6 +56,14 @@ func TestSafetySecretsNeverReachOutput(t *testing.T) {
 		"etcd-url-password":  "kdyn-planted-etcd-url-pass-0Kc",
 		"frontend-url-pass":  "kdyn-planted-frontend-url-pass-5Nd",
 		"invalid-bearer":     "kdyn-planted-invalid-bearer-7Yh",
+		// Misses of the hostile-cluster review (issue 16), through a live capture.
+		"db-pass-env":        "kdyn-planted-db-pass-env-3Kd",
+		"cookie-env":         "kdyn-planted-cookie-env-8Mv",
+		"openai-key-flag":    "kdyn-planted-openai-key-flag-4Xc",
+		"pass-flag":          "kdyn-planted-pass-flag-9Bn",
+		"annotation-json":    "kdyn-planted-annotation-json-2Lp",
+		"etcd-json-password": "kdyn-planted-etcd-json-pass-5Tr",
+		"etcd-json-number":   "918273645546372",
 		"etcd-key-file":      "a2R5bi1wbGFudGVkLWV0Y2Qta2V5LWZpbGUtNFJy",
 		"kubeconfig-bearer":  e.AdminToken,
 	}
@@ -71,7 +79,8 @@ func TestSafetySecretsNeverReachOutput(t *testing.T) {
 	}
 	_, err = cli.Put(ctx, "v1/instances/"+secretsNS+"/backend/generate/694d9a1b2c3d4e5f",
 		`{"component":"backend","endpoint":"generate","namespace":"`+secretsNS+`","instance_id":7587890123456789,`+
-			`"transport":{"nats_tcp":"nats://dynamo:`+planted["etcd-value-url"]+`@nats:4222"},"hf_token":"`+planted["etcd-value-hf"]+`"}`)
+			`"transport":{"nats_tcp":"nats://dynamo:`+planted["etcd-value-url"]+`@nats:4222"},"hf_token":"`+planted["etcd-value-hf"]+`",`+
+			`"auth":{"password":"`+planted["etcd-json-password"]+`"},"nats_password":`+planted["etcd-json-number"]+`}`)
 	_ = cli.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +244,8 @@ func loadPlanted(t *testing.T, e *kubeenv.Env, planted map[string]string) {
 			unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
 			unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
 		case "DynamoGraphDeployment":
-			u.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"token":"` + planted["last-applied"] + `"}}`})
+			u.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"token":"` + planted["last-applied"] + `"}}`,
+				"kapp.k14s.io/original": `{"spec":{"auth":{"password":"` + planted["annotation-json"] + `"}}}`})
 		case "Pod":
 			if planted0 {
 				break
@@ -249,12 +259,15 @@ func loadPlanted(t *testing.T, e *kubeenv.Env, planted map[string]string) {
 				map[string]any{"name": "EXTRA_HEADERS", "value": "Authorization: Bearer " + planted["bearer-in-env"]},
 				map[string]any{"name": "OPENAI_API_KEY", "value": planted["api-key-env"]},
 				map[string]any{"name": "DB_PASSWORD", "value": planted["password-env"]},
+				map[string]any{"name": "DB_PASS", "value": planted["db-pass-env"]},
+				map[string]any{"name": "SESSION_COOKIE", "value": planted["cookie-env"]},
 				map[string]any{"name": "NATS_SERVER", "value": "nats://dynamo:" + planted["nats-url-password"] + "@nats:4222"},
 				map[string]any{"name": "HF_TOKEN_FROM_SECRET", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "hf-token", "key": "token"}}},
 			)
 			c["env"] = env
 			args, _ := c["args"].([]any)
-			c["args"] = append(args, "--api-key="+planted["api-key-flag"], "--auth-token", planted["token-flag-split"])
+			c["args"] = append(args, "--api-key="+planted["api-key-flag"], "--auth-token", planted["token-flag-split"],
+				"--openai-key", planted["openai-key-flag"], "--pass", planted["pass-flag"])
 			c["command"] = []any{"sh", "-c", "OPENAI_API_KEY=" + planted["shell-assign"] + " exec python3 -m dynamo.vllm"}
 			containers[0] = c
 			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "containers"); err != nil {
