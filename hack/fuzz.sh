@@ -10,13 +10,28 @@ cd "$(dirname "$0")/.."
 d=${1:-10s}
 summary=()
 began=$(date +%s)
+bins=$(mktemp -d)
+trap 'rm -rf "$bins"' EXIT
+root=$PWD
+gocache=$(go env GOCACHE)
+module=$(go list -m)
+# One instrumented test binary per package (go test -c -fuzz), run once per
+# target from the package directory: linking a binary per target was most of
+# the time (about 9 s of a 12 s run of a 3 s target in pkg/inspect).
+built=""
 while IFS=: read -r file target; do
   pkg="./$(dirname "$file")"
+  bin="$bins/$(echo "$pkg" | tr '/.' '__').test"
+  if [ "$built" != "$pkg" ]; then
+    go test -c -fuzz "^${target}\$" -o "$bin" "$pkg"
+    built=$pkg
+  fi
   echo "== $pkg $target ($d)"
   log=$(mktemp)
-  if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$d" "$pkg" 2>&1 | tee "$log"; then
+  if ! (cd "$pkg" && "$bin" -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "$d" \
+    -test.fuzzcachedir "$gocache/fuzz/$module/${pkg#./}") 2>&1 | tee "$log"; then
     rm -f "$log"
-    echo "FAIL: $pkg $target" >&2
+    echo "FAIL: $pkg $target (its reproducer is under $pkg/testdata/fuzz/$target/)" >&2
     exit 1
   fi
   last=$(grep -E '^fuzz: elapsed' "$log" | tail -1 || true)
@@ -25,6 +40,7 @@ while IFS=: read -r file target; do
   rm -f "$log"
 done < <(grep -rhoE --include='*_test.go' '^func (Fuzz[A-Za-z0-9_]+)\(' --with-filename . |
   sed -E 's/^\.\///; s/:func (Fuzz[A-Za-z0-9_]+)\(/:\1/' | grep -v '^dist/' | sort)
+cd "$root"
 echo
 echo "== fuzz summary ($d per target, $(($(date +%s) - began))s in all)"
 printf '%s\n' "${summary[@]}"
