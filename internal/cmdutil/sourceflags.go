@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,12 +33,21 @@ type SourceFlags struct {
 	NodeSelector    string
 
 	// Getenv reads KDYN_ETCD_USERNAME and KDYN_ETCD_PASSWORD when the flags are
-	// empty; os.Getenv when nil (tests replace it).
+	// empty, and KUBECONFIG / KUBERNETES_SERVICE_HOST for the no-kubeconfig
+	// error; os.Getenv when nil (tests replace it).
 	Getenv func(string) string
+
+	// command is the name of the command the flags are on (set by AddFlags).
+	command string
+	// noKubeconfig is set by CollectOptions when there is no cluster to read;
+	// Validate returns it after the flag checks, so that a flag mistake is
+	// reported first.
+	noKubeconfig error
 }
 
 // AddFlags registers the flags on cmd.
 func (s *SourceFlags) AddFlags(cmd *cobra.Command) {
+	s.command = cmd.Name()
 	fl := cmd.Flags()
 	fl.StringSliceVar(&s.EtcdEndpoints, "etcd-endpoints", nil, "Dynamo discovery etcd endpoints (for deployments using etcd discovery), e.g. https://etcd:2379")
 	fl.StringVar(&s.EtcdCACert, "etcd-cacert", "", "CA bundle to verify the etcd server")
@@ -67,7 +78,7 @@ func (s *SourceFlags) Validate() error {
 	if s.NoEtcd && s.TrustDetected {
 		return FlagErrorf("--no-etcd and --etcd-trust-detected cannot be used together")
 	}
-	return nil
+	return s.noKubeconfig
 }
 
 // LiveOnlyFlagsSet names the source flags given on cmd: they read a live
@@ -86,6 +97,7 @@ func (s *SourceFlags) LiveOnlyFlagsSet(cmd *cobra.Command) []string {
 // CollectOptions turns the flags and the kubectl connection flags into the
 // options of a live collection.
 func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, names []string) (inspect.CollectOptions, error) {
+	s.noKubeconfig = NoKubeconfig(f, s.command, s.Getenv)
 	cfg, err := f.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return inspect.CollectOptions{}, WithHint(fmt.Errorf("load the kubeconfig: %w", err),
@@ -156,4 +168,79 @@ func LiveNamespace(f *Factory, command string) (string, error) {
 			"Try: kubectl dynamo "+command+" -n NAMESPACE, or --from-file capture.yaml to work offline")
 	}
 	return ns, nil
+}
+
+// NoKubeconfig returns an error when a live run has no cluster to read at
+// all: no kubeconfig (no --kubeconfig, KUBECONFIG unset or naming no cluster,
+// no ~/.kube/config), no --server and not inside a pod. client-go would fall back
+// to http://localhost:8080 and fail with "unreachable"; this says what is
+// missing and points at the offline mode and the examples. getenv is os.Getenv
+// when nil.
+func NoKubeconfig(f *Factory, command string, getenv func(string) string) error {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if f.ConfigFlags.APIServer != nil && *f.ConfigFlags.APIServer != "" {
+		return nil
+	}
+	if getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return nil // in-cluster configuration
+	}
+	raw, err := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return nil // a broken kubeconfig is reported by the loader, with its own cause
+	}
+	where := "KUBECONFIG is not set and ~/.kube/config does not exist"
+	switch {
+	case f.ConfigFlags.KubeConfig != nil && *f.ConfigFlags.KubeConfig != "":
+		where = "--kubeconfig " + *f.ConfigFlags.KubeConfig + " names no cluster"
+	case getenv("KUBECONFIG") != "":
+		where = "KUBECONFIG names no cluster"
+		if !anyFileExists(filepath.SplitList(getenv("KUBECONFIG"))) {
+			where = "the file KUBECONFIG names does not exist"
+		}
+	}
+	err = fmt.Errorf("no kubeconfig: %s, so there is no cluster to read", where)
+	if command == "capture" || command == "" {
+		return WithHint(err, "Try: kubectl dynamo capture --kubeconfig FILE (or set KUBECONFIG) on a machine with access to the cluster")
+	}
+	return WithHint(err, "Try: "+CommandLine(command, []string{"--from-file", "capture.yaml"})+" to work offline on a capture (kubectl dynamo capture writes one), "+
+		"or on an example from the repository's examples/ directory: "+CommandLine(command, []string{"--from-file", ExampleCapture}))
+}
+
+func anyFileExists(paths []string) bool {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// SourceArgs are the flags of cmd's command line that chose the data source,
+// as the user gave them (--from-file FILE offline; --kubeconfig and --context
+// live), so that a next-step hint runs against the same data.
+func SourceArgs(cmd *cobra.Command) []string {
+	var out []string
+	if fl := cmd.Flags().Lookup("from-file"); fl != nil && fl.Changed {
+		return []string{"--from-file", shellWord(fl.Value.String())}
+	}
+	for _, name := range []string{"kubeconfig", "context"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			out = append(out, "--"+name, shellWord(fl.Value.String()))
+		}
+	}
+	return out
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but plain
+// characters.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=,./:@%+~", r)
+		return !plain
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -243,3 +243,53 @@ func TestTopologyLiveNoPermissionsFails(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestLiveSelectionMatchingNothingFails: live as offline, a namespace or name
+// that matches nothing exits 1 (never an empty report that passes a CI gate),
+// listing the deployments of the other namespaces (cmdutil's TestScopeSelect
+// covers a user who may not list them); topology and explain-route alike.
+func TestLiveSelectionMatchingNothingFails(t *testing.T) {
+	e := kubeenv.Require(t, env)
+	loadExample(t, e, "prefill-only-zone-required.yaml")
+	ctx := context.Background()
+	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterRole := strings.SplitN(string(rbac), "\n---", 3)
+	if _, err := e.ApplyYAML(ctx, []byte(clusterRole[0]+"\n---"+clusterRole[1])); err != nil {
+		t.Fatal(err)
+	}
+	inspector, err := e.KubeconfigFor("inspector", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		kubeconfig string
+		args       []string
+		want       []string
+	}{
+		{"empty namespace", inspector, []string{"topology", "-n", "kube-public", "--no-frontend", "--no-etcd"},
+			[]string{"error: no DynamoGraphDeployment in namespace kube-public of context ", "serving/qwen3-32b", "Try: kubectl dynamo topology -n serving, or -A for every namespace"}},
+		{"empty namespace, json", inspector, []string{"topology", "-n", "kube-public", "--no-frontend", "--no-etcd", "-o", "json"},
+			[]string{"serving/qwen3-32b"}},
+		{"unknown name", inspector, []string{"topology", "-n", "serving", "nope", "--no-frontend", "--no-etcd"},
+			[]string{"no DynamoGraphDeployment named nope in namespace serving", "Try: kubectl dynamo topology -n serving qwen3-32b"}},
+		{"explain-route, empty namespace", inspector, []string{"explain-route", "-n", "kube-public", "--tokens", "1,2", "--no-frontend", "--no-etcd"},
+			[]string{"no DynamoGraphDeployment in namespace kube-public", "serving/qwen3-32b", "Try: kubectl dynamo explain-route -n serving qwen3-32b with the same request flags"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, stderr, code := kubectlWith(t, tt.kubeconfig, append([]string{"dynamo"}, tt.args...)...)
+			if code != 1 || out != "" {
+				t.Errorf("exit %d, stdout %q; want exit 1 and no report", code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}

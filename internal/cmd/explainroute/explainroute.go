@@ -6,6 +6,7 @@ package explainroute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -77,6 +78,11 @@ type Options struct {
 	// Resolved by Complete.
 	cmd       *cobra.Command
 	namespace string
+	// scope is what the command line selects; inventory lists the deployments
+	// of every namespace when it matches nothing (nil offline: the capture
+	// holds them all).
+	scope     cmdutil.Scope
+	inventory cmdutil.Inventory
 	live      *liveSource
 	load      func(ctx context.Context) (*inspect.Bundle, error)
 	// indexAhead is the capture's KV index being built in the background.
@@ -242,6 +248,11 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 	if len(args) == 1 {
 		o.Name = args[0]
 	}
+	o.scope = cmdutil.Scope{Command: "explain-route", Source: cmdutil.SourceArgs(cmd), File: o.FromFile,
+		NamespaceGiven: cmd.Flags().Changed("namespace")}
+	if o.Name != "" {
+		o.scope.Names = []string{o.Name}
+	}
 	if o.FromFile != "" {
 		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
 		if err != nil {
@@ -267,7 +278,14 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 			return err
 		}
 		o.load = o.live.collect
+		o.scope.Context = opts.Context
+		timeout := 10 * time.Second
+		if t := opts.RESTConfig.Timeout; t > 0 {
+			timeout = t
+		}
+		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, timeout)
 	}
+	o.scope.Namespace = o.namespace
 	return o.completeInputs(cmd)
 }
 
@@ -441,7 +459,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dep, err := o.pickDeployment(snap)
+	dep, err := o.pickDeployment(ctx, snap)
 	if err != nil {
 		return err
 	}
@@ -474,41 +492,37 @@ func explainErr(err error) error {
 	return err
 }
 
-// pickDeployment selects the deployment: the named one, or the only one.
-func (o *Options) pickDeployment(s *inspect.Snapshot) (*inspect.Deployment, error) {
-	var cands []*inspect.Deployment
-	for i := range s.Deployments {
-		d := &s.Deployments[i]
-		if o.namespace != "" && d.Namespace != o.namespace {
-			continue
+// pickDeployment selects the deployment: the named one, or the only one. A
+// namespace or name that matches nothing is an error listing what exists
+// (cmdutil.Scope.Select, the rule every data command follows).
+func (o *Options) pickDeployment(ctx context.Context, s *inspect.Snapshot) (*inspect.Deployment, error) {
+	if err := o.scope.Select(ctx, s, o.inventory); err != nil {
+		var he *cmdutil.HintError
+		if suffix := noteSuffix(s); suffix != "" && errors.As(err, &he) {
+			// The notes say why a live read may have missed it (a 403, …).
+			return nil, cmdutil.WithHint(fmt.Errorf("%w%s", he.Err, suffix), he.Hint)
 		}
-		if o.Name != "" && d.Name != o.Name {
-			continue
-		}
-		cands = append(cands, d)
+		return nil, err
 	}
-	where := "namespace " + o.namespace
-	if o.FromFile != "" {
-		where = "the capture file"
-		if o.namespace != "" {
-			where += " (namespace " + o.namespace + ")"
-		}
+	if len(s.Deployments) == 1 {
+		return &s.Deployments[0], nil
 	}
+	where := "the cluster"
 	switch {
-	case len(cands) == 1:
-		return cands[0], nil
-	case len(cands) == 0 && o.Name != "":
-		return nil, cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment named %s in %s%s", o.Name, where, noteSuffix(s)),
-			"Try: kubectl dynamo topology -A to list every deployment")
-	case len(cands) == 0:
-		return nil, cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment in %s%s", where, noteSuffix(s)),
-			"Try: kubectl dynamo topology -A to list every deployment, and -n NAMESPACE")
+	case o.FromFile != "" && o.namespace != "":
+		where = "the capture file (namespace " + o.namespace + ")"
+	case o.FromFile != "":
+		where = "the capture file"
+	case o.namespace != "":
+		where = "namespace " + o.namespace
 	}
-	var names []string
-	for _, d := range cands {
-		names = append(names, d.Key())
+	names := make([]string, 0, len(s.Deployments))
+	for i := range s.Deployments {
+		names = append(names, s.Deployments[i].Key())
 	}
-	return nil, cmdutil.FlagErrorf("%s holds %d deployments (%s): name one, e.g. kubectl dynamo explain-route %s", where, len(cands), strings.Join(names, ", "), cands[0].Name)
+	first := s.Deployments[0]
+	return nil, cmdutil.FlagErrorf("%s holds %s; name one, e.g. %s", where, cmdutil.ListDeployments(names),
+		cmdutil.CommandLine("explain-route", o.scope.Source, "-n", first.Namespace, first.Name))
 }
 
 func noteSuffix(s *inspect.Snapshot) string {

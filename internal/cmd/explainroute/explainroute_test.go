@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -263,5 +264,51 @@ func TestExplainRouteModelNameIsNeverAPath(t *testing.T) {
 	if r.ExitCode != 1 || !strings.Contains(r.Stderr, `model name "/dev/zero" is not a Hugging Face model id`) ||
 		!strings.Contains(r.Stderr, "never read as a file path") {
 		t.Errorf("exit %d\nstderr: %s", r.ExitCode, r.Stderr)
+	}
+}
+
+// TestExplainRouteSelectionGolden: the rule every data command follows
+// (docs/exit-codes.md) — a namespace or name that matches nothing, or an input
+// without Dynamo deployments, exits 1 listing what exists, with a next step
+// that keeps the user's own source flags.
+func TestExplainRouteSelectionGolden(t *testing.T) {
+	const ex = "examples/prefill-only-zone-required.yaml"
+	two, err := os.ReadFile("../../../examples/healthy-three-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := os.ReadFile("../../../" + ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		args  []string
+		stdin string
+	}{
+		{"wrong_namespace", []string{"explain-route", "--from-file", ex, "-n", "wrongns", "--tokens", "1,2"}, ""},
+		{"unknown_name", []string{"explain-route", "nope", "--from-file", ex, "--tokens", "1,2"}, ""},
+		{"name_in_other_namespace", []string{"explain-route", "qwen3-32b", "--from-file", ex, "-n", "default", "--tokens", "1,2"}, ""},
+		{"pod_manifest", []string{"explain-route", "--from-file", "-", "--tokens", "1,2"}, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\n"},
+		{"two_deployments", []string{"explain-route", "--from-file", "-", "--tokens", "1,2"}, string(one) + "\n---\n" + string(two)},
+		{"no_kubeconfig", []string{"explain-route", "--tokens", "1,2"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wd, _ := os.Getwd()
+			if err := os.Chdir("../../.."); err != nil {
+				t.Fatal(err)
+			}
+			r := cmdtest.RunWith(t, cmdtest.Options{Stdin: tc.stdin}, tc.args...)
+			_ = os.Chdir(wd)
+			stdin := tc.stdin
+			if len(stdin) > 200 {
+				stdin = "(two example captures, " + strconv.Itoa(len(stdin)) + " bytes)\n"
+			}
+			golden.Assert(t, cmdtest.Transcript(tc.args, stdin, r))
+			if r.ExitCode != 1 || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "error: ") {
+				t.Errorf("want exit 1, one error and no report, got %d: %q %q", r.ExitCode, r.Stdout, r.Stderr)
+			}
+		})
 	}
 }

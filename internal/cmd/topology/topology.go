@@ -40,6 +40,11 @@ type Options struct {
 	load func(ctx context.Context) (*inspect.Bundle, error)
 	// namespace is the resolved namespace ("" with -A).
 	namespace string
+	// scope is what the command line selects; inventory lists the deployments
+	// of every namespace when the selection matches nothing (nil: the bundle
+	// read holds them all).
+	scope     cmdutil.Scope
+	inventory cmdutil.Inventory
 }
 
 // NewCmdTopology builds the command. runF, when set, replaces the run step (tests).
@@ -103,12 +108,15 @@ Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
 // Complete resolves the namespace and the data source.
 func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.Names = args
+	o.scope = cmdutil.Scope{Command: "topology", Source: cmdutil.SourceArgs(cmd), File: o.FromFile, Names: o.Names,
+		NamespaceGiven: cmd.Flags().Changed("namespace"), AllNamespaces: true}
 	if o.FromFile != "" {
 		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
 		if err != nil {
 			return err
 		}
 		o.namespace, o.load = ns, load
+		o.scope.Namespace = ns
 		return nil
 	}
 	if !o.AllNamespaces {
@@ -118,12 +126,25 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		o.namespace = ns
 	}
-	collect, err := o.Sources.Collector(f, o.namespace, o.AllNamespaces, o.Names)
+	opts, err := o.Sources.CollectOptions(f, o.namespace, o.AllNamespaces, o.Names)
 	if err != nil {
 		return err
 	}
-	o.load = collect
+	o.load = func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }
+	o.scope.Namespace, o.scope.Context = o.namespace, opts.Context
+	if !o.AllNamespaces {
+		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, inventoryTimeout(opts.RESTConfig.Timeout))
+	}
 	return nil
+}
+
+// inventoryTimeout bounds the LIST that names the deployments of other
+// namespaces: --request-timeout when set, else 10 s.
+func inventoryTimeout(requestTimeout time.Duration) time.Duration {
+	if requestTimeout > 0 {
+		return requestTimeout
+	}
+	return 10 * time.Second
 }
 
 // Validate checks flag combinations.
@@ -211,7 +232,7 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 			return nil, err
 		}
 	}
-	if err := filterSnapshot(snap, o.namespace, o.Names, o.FromFile != ""); err != nil {
+	if err := o.scope.Select(ctx, snap, o.inventory); err != nil {
 		return nil, err
 	}
 	if o.FromFile == "" {
@@ -220,34 +241,6 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 		}
 	}
 	return inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}), nil
-}
-
-// filterSnapshot keeps the deployments asked for; naming one that does not exist
-// is an error.
-func filterSnapshot(s *inspect.Snapshot, namespace string, names []string, offline bool) error {
-	if namespace != "" {
-		s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool { return d.Namespace != namespace })
-		s.Namespace = namespace
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	var missing []string
-	for _, n := range names {
-		if !slices.ContainsFunc(s.Deployments, func(d inspect.Deployment) bool { return d.Name == n }) {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		where := "namespace " + namespaceLabel(namespace)
-		if offline {
-			where = "the capture file"
-		}
-		return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment named %s in %s", strings.Join(missing, ", "), where),
-			"Try: kubectl dynamo topology -A to list every deployment, or kubectl get dgd -A")
-	}
-	s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool { return !slices.Contains(names, d.Name) })
-	return nil
 }
 
 func (o *Options) print(r *inspect.Report) error {
