@@ -175,6 +175,13 @@ type Transfer struct {
 
 // Verdict is whether the request is routable and, if not, why and what to do.
 type Verdict struct {
+	// Outcome is the risk of the routing decision, independent of the router's
+	// random draw: routable (every possible pick routes), can-fail (some
+	// possible picks fail: FailureProbability between 0 and 1, or FailingPrefill
+	// names other landings), fails (every possible pick fails). The fields below
+	// describe the pick this run drew (--seed).
+	Outcome Outcome `json:"outcome"`
+	// Routable is whether the pick this run drew routes.
 	Routable bool `json:"routable"`
 	// Stage is where it fails (prefill, kv-transfer, decode).
 	Stage string `json:"stage,omitempty"`
@@ -197,6 +204,17 @@ type Verdict struct {
 	// fail (from Alternatives or the matrix).
 	FailingPrefill []string `json:"failingPrefill,omitempty"`
 }
+
+// Outcome is the risk of a routing decision over every pick the router may
+// draw (Verdict.Outcome).
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeRoutable Outcome = "routable"
+	OutcomeCanFail  Outcome = "can-fail"
+	OutcomeFails    Outcome = "fails"
+)
 
 // MatrixRow is the outcome if remote prefill lands on one prefill candidate.
 type MatrixRow struct {

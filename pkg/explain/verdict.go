@@ -35,11 +35,26 @@ func (e *explainer) verdict(d *routecore.DisaggDecision) {
 	case d.Err != nil:
 		v.FailureProbability = 1
 	}
+	// The risk of the decision, the same whatever the seed drew.
+	switch {
+	case v.FailureProbability >= 1-1e-9:
+		v.Outcome = OutcomeFails
+	case v.FailureProbability > 0 || len(v.FailingPrefill) > 0:
+		v.Outcome = OutcomeCanFail
+	default:
+		v.Outcome = OutcomeRoutable
+	}
 	if d.Err == nil {
 		v.Routable = true
 		v.Message = x.Summary
 		if v.DependsOnDraw {
-			v.Cause = fmt.Sprintf("the prefill pick is random: with probability %.0f%% it lands on %s and the request fails", 100*v.FailureProbability, strings.Join(failingAlternatives(x.Alternatives), ", "))
+			// The same cause as when the draw lands on a failing pick, so that
+			// only the Draw detail depends on the seed.
+			random := fmt.Sprintf("the prefill pick is random: other picks succeed, and the request fails with probability %.0f%% (on %s)", 100*v.FailureProbability, strings.Join(failingAlternatives(x.Alternatives), ", "))
+			v.Cause = random
+			if cause := e.requiredFailingCause(x.Alternatives); cause != "" {
+				v.Cause = cause + "; " + random
+			}
 			v.Fix = e.requiredFix(x.Alternatives)
 		} else if len(v.FailingPrefill) > 0 {
 			v.Cause = fmt.Sprintf("this pick succeeds, but prefill on %s would make the request fail (see the matrix)", strings.Join(v.FailingPrefill, ", "))
@@ -91,6 +106,18 @@ func (e *explainer) requiredFix(rows []MatrixRow) string {
 		if !r.Routable && r.Domain != "" && e.policy != nil {
 			_, fix := e.requiredCause(e.policy.Domain, r.Domain, nil)
 			return fix
+		}
+	}
+	return ""
+}
+
+// requiredFailingCause is the cause of the first failing landing's failure
+// under a required policy ("" without one).
+func (e *explainer) requiredFailingCause(rows []MatrixRow) string {
+	for _, r := range rows {
+		if !r.Routable && r.Domain != "" && e.policy != nil {
+			cause, _ := e.requiredCause(e.policy.Domain, r.Domain, nil)
+			return cause
 		}
 	}
 	return ""

@@ -547,13 +547,13 @@ func (o *Options) print(x *explain.Explanation) error {
 
 // exitFor returns exit 2 when the request fails or can fail.
 func (o *Options) exitFor(x *explain.Explanation) error {
-	if o.ExitZero || (x.Verdict.Routable && x.Verdict.FailureProbability == 0 && len(x.Verdict.FailingPrefill) == 0) {
+	if o.ExitZero || x.Verdict.Outcome == explain.OutcomeRoutable {
 		return nil
 	}
 	msg := ""
 	if o.Output.IsTable() {
 		msg = "the request is predicted to fail (exit code 2; --exit-zero reports without failing)"
-		if x.Verdict.Routable {
+		if x.Verdict.Outcome == explain.OutcomeCanFail {
 			msg = "the request can fail depending on the prefill pick (exit code 2; --exit-zero reports without failing)"
 		}
 	}

@@ -312,3 +312,75 @@ func TestExplainRouteSelectionGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainRouteHeadlineIndependentOfSeed: with a random prefill pick (a
+// 4-way tie, 2 of the 4 in the zone without decode) the verdict states the risk
+// of the decision — the same headline, cause, fix, JSON outcome and exit code
+// for every seed — and only the Draw line shows what this run's seed drew.
+func TestExplainRouteHeadlineIndependentOfSeed(t *testing.T) {
+	base := []string{"explain-route", "--from-file", "examples/prefill-only-zone-required.yaml", "--token-file", prompt, "--cold", "--assume-idle"}
+	var first string
+	draws := map[bool]bool{}
+	for seed := range 8 {
+		args := append(slices.Clone(base), "--seed", strconv.Itoa(seed))
+		r := runIn(t, args...)
+		if r.ExitCode != 2 {
+			t.Fatalf("seed %d: exit %d, want 2 (the request can fail)", seed, r.ExitCode)
+		}
+		var verdict []string
+		for _, line := range strings.Split(r.Stdout, "\n") {
+			switch {
+			case strings.HasPrefix(line, "  Draw:"):
+				draws[strings.Contains(line, "✓ routes")] = true
+				if !strings.Contains(line, "(seed "+strconv.Itoa(seed)+")") {
+					t.Errorf("seed %d: the draw line does not name the seed: %q", seed, line)
+				}
+			case strings.HasPrefix(line, "Verdict:"), strings.HasPrefix(line, "  Cause:"), strings.HasPrefix(line, "  Fix:"):
+				verdict = append(verdict, line)
+			}
+		}
+		got := strings.Join(verdict, "\n")
+		if !strings.HasPrefix(got, "Verdict: ! CAN FAIL — 50% of prefill picks fail (NoEndpoints)") {
+			t.Errorf("seed %d: headline %q", seed, got)
+		}
+		if seed == 0 {
+			first = got
+		} else if got != first {
+			t.Errorf("seed %d: the verdict depends on the draw:\n%s\nseed 0:\n%s", seed, got, first)
+		}
+		x, _ := explainJSON(t, append(base[1:], "--seed", strconv.Itoa(seed))...)
+		if x.Verdict.Outcome != explain.OutcomeCanFail || x.Verdict.FailureProbability != 0.5 {
+			t.Errorf("seed %d: outcome %q, failure probability %v", seed, x.Verdict.Outcome, x.Verdict.FailureProbability)
+		}
+	}
+	if !draws[true] || !draws[false] {
+		t.Errorf("8 seeds drew only one outcome (%v): the test does not exercise both draws", draws)
+	}
+}
+
+// TestExplainRouteOutcome: the JSON outcome for a certain failure, a certain
+// success and a fixed pick whose other landings fail.
+func TestExplainRouteOutcome(t *testing.T) {
+	const ex = "examples/prefill-only-zone-required.yaml"
+	tests := []struct {
+		args []string
+		want explain.Outcome
+	}{
+		{[]string{"--from-file", ex, "--token-file", prompt}, explain.OutcomeFails},
+		{[]string{"--from-file", ex, "--token-file", prompt, "--prefill", "qwen3-32b-0-prefill-us-east-1b-0"}, explain.OutcomeRoutable},
+		{[]string{"--from-file", ex, "--token-file", prompt, "--enforcement", "preferred", "--preferred-weight", "0.5"}, explain.OutcomeRoutable},
+	}
+	for _, tt := range tests {
+		x, r := explainJSON(t, tt.args...)
+		if x.Verdict.Outcome != tt.want {
+			t.Errorf("%v: outcome %q, want %q", tt.args, x.Verdict.Outcome, tt.want)
+		}
+		want := 2
+		if tt.want == explain.OutcomeRoutable {
+			want = 0
+		}
+		if r.ExitCode != want {
+			t.Errorf("%v: exit %d, want %d", tt.args, r.ExitCode, want)
+		}
+	}
+}

@@ -132,12 +132,17 @@ func printExplanation(w io.Writer, x *explain.Explanation, wide, noHeaders bool,
 
 	v := x.Verdict
 	b.WriteString("\n")
-	switch {
-	case !v.Routable:
+	// The headline is the risk of the decision, the same for every seed; the
+	// pick this run drew is a detail under it.
+	switch v.Outcome {
+	case explain.OutcomeFails:
 		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.bad(fmt.Sprintf("✗ NOT ROUTABLE — fails at the %s stage (%s)", v.Stage, orDash(v.Error))))
 		fmt.Fprintf(&b, "  %s %s\n", st.bold("Router:"), v.Message)
-	case v.FailureProbability > 0 || len(v.FailingPrefill) > 0:
-		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.warn("! ROUTABLE with this pick, but the request can fail"))
+	case explain.OutcomeCanFail:
+		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.warn("! "+canFailHeadline(x)))
+		if line := drawLine(x, st); line != "" {
+			fmt.Fprintf(&b, "  %s   %s\n", st.bold("Draw:"), line)
+		}
 	default:
 		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.good("✓ ROUTABLE"))
 	}
@@ -198,6 +203,59 @@ func printExplanation(w io.Writer, x *explain.Explanation, wide, noHeaders bool,
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// canFailHeadline states how often the decision fails over every pick the
+// router may draw, or, when its pick is fixed, which other landings fail.
+func canFailHeadline(x *explain.Explanation) string {
+	v := x.Verdict
+	rows := x.Alternatives
+	if v.FailureProbability == 0 {
+		rows = x.Matrix
+	}
+	var kinds []string
+	for _, r := range rows {
+		if kind, _, _ := strings.Cut(r.Error, ":"); !r.Routable && kind != "" && !slices.Contains(kinds, kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	why := ""
+	if len(kinds) > 0 {
+		why = " (" + strings.Join(kinds, ", ") + ")"
+	}
+	if v.FailureProbability == 0 {
+		return "CAN FAIL — the router's pick routes, but prefill on " + strings.Join(v.FailingPrefill, ", ") + " fails" + why
+	}
+	return fmt.Sprintf("CAN FAIL — %s of prefill picks fail%s", pctWhole(v.FailureProbability), why)
+}
+
+// drawLine is the pick this run drew and its outcome, when the router's pick
+// is random.
+func drawLine(x *explain.Explanation, st style) string {
+	if len(x.Alternatives) == 0 || x.Prefill == nil {
+		return ""
+	}
+	how := "seed " + strconv.FormatUint(x.Router.Seed, 10)
+	if !x.Router.SeedGiven {
+		how += "; --seed N draws another"
+	}
+	v := x.Verdict
+	out := st.good("✓ routes")
+	if !v.Routable {
+		out = st.bad(fmt.Sprintf("✗ fails at the %s stage (%s)", v.Stage, orDash(v.Error)))
+	}
+	return fmt.Sprintf("this run drew prefill %s (%s): %s", x.Prefill.Pick, how, out)
+}
+
+// pctWhole is a probability in whole percent, never rounded to 0% or 100%.
+func pctWhole(p float64) string {
+	switch {
+	case p > 0 && p < 0.01:
+		return "<1%"
+	case p < 1 && p > 0.99:
+		return ">99%"
+	}
+	return strconv.FormatFloat(math.Round(100*p), 'f', 0, 64) + "%"
 }
 
 func routerLine(x *explain.Explanation) string {
