@@ -54,7 +54,7 @@ func AddOutputFlags(cmd *cobra.Command, o *OutputFlags, allowed ...string) {
 	}
 	cmd.Flags().StringVarP(&o.Format, "output", "o", o.Format, "Output format: "+help)
 	if slices.Contains(allowed, OutputTable) {
-		cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Omit column headers in table output")
+		cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Print the data rows only: no column headers and no report lines (table and wide output)")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("output", func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		out := slices.Clone(allowed)

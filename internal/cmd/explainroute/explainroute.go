@@ -542,7 +542,11 @@ func (o *Options) print(x *explain.Explanation) error {
 	if ok, err := o.Output.PrintStructured(o.IO.Out, x); ok {
 		return err
 	}
-	return printExplanation(o.IO.Out, x, o.Output.Format == cmdutil.OutputWide, o.Output.NoHeaders, style{color: o.IO.ColorEnabled()})
+	wide, st := o.Output.Format == cmdutil.OutputWide, style{color: o.IO.ColorEnabled()}
+	if o.Output.NoHeaders {
+		return printRows(o.IO.Out, x, wide, st)
+	}
+	return printExplanation(o.IO.Out, x, wide, false, st)
 }
 
 // exitFor returns exit 2 when the request fails or can fail.

@@ -384,3 +384,28 @@ func TestExplainRouteOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainRouteNoHeaders: --no-headers prints the candidate rows only,
+// each led by its stage, so `awk '{print $1, $2}'` reads stage and worker.
+func TestExplainRouteNoHeaders(t *testing.T) {
+	for _, format := range []string{"table", "wide"} {
+		t.Run(format, func(t *testing.T) {
+			args := []string{"explain-route", "--from-file", "examples/prefill-only-zone-required.yaml", "--token-file", prompt, "--no-headers", "-o", format}
+			r := runIn(t, args...)
+			golden.Assert(t, cmdtest.Transcript(args, "", r))
+			if r.ExitCode != 2 {
+				t.Errorf("exit %d, want 2: --no-headers changes the output, not the verdict", r.ExitCode)
+			}
+			lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+			if len(lines) != 10 {
+				t.Errorf("%d lines, want the 4 prefill and 6 decode candidates", len(lines))
+			}
+			for _, line := range lines {
+				f := strings.Fields(line)
+				if len(f) < 2 || (f[0] != "prefill" && f[0] != "decode") || !strings.HasPrefix(f[1], "qwen3-32b-0-") {
+					t.Errorf("not a candidate row: %q", line)
+				}
+			}
+		})
+	}
+}

@@ -247,7 +247,18 @@ func (o *Options) print(r *inspect.Report) error {
 	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
 		return err
 	}
-	return printReport(o.IO.Out, r, o, style{color: o.IO.ColorEnabled()})
+	st := style{color: o.IO.ColorEnabled()}
+	if o.Output.NoHeaders {
+		// The notes, which a report prints under Notes:, go to stderr: the
+		// rows stay parseable and a degraded read is not silent.
+		for _, n := range r.Notes {
+			if n.Severity == inspect.NoteWarning {
+				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
+			}
+		}
+		return printRows(o.IO.Out, r, o, st)
+	}
+	return printReport(o.IO.Out, r, o, st)
 }
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.

@@ -182,3 +182,64 @@ func TestTopologyErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTopologyNoHeaders: --no-headers prints data rows only (kubectl's
+// meaning), so the first field of every line is a domain value, or the
+// deployment when there are several.
+func TestTopologyNoHeaders(t *testing.T) {
+	one, err := os.ReadFile(examples + "prefill-only-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := os.ReadFile(examples + "healthy-three-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ex = "examples/prefill-only-zone-required.yaml"
+	cases := []struct {
+		name       string
+		args       []string
+		stdin      string
+		firstField []string
+	}{
+		{"table", []string{"topology", "--from-file", ex, "--no-headers"}, "", []string{"us-east-1a", "us-east-1b", "us-east-1c"}},
+		{"wide", []string{"topology", "--from-file", ex, "--no-headers", "-o", "wide"}, "", []string{"us-east-1a", "us-east-1b", "us-east-1c"}},
+		{"tree", []string{"topology", "--from-file", ex, "--no-headers", "--tree"}, "", nil},
+		{"two_deployments", []string{"topology", "--from-file", "-", "--no-headers"}, string(one) + "\n---\n" + string(two),
+			[]string{"inference/llama3-70b", "inference/llama3-70b", "inference/llama3-70b", "serving/qwen3-32b", "serving/qwen3-32b", "serving/qwen3-32b"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wd, _ := os.Getwd()
+			if err := os.Chdir("../../.."); err != nil {
+				t.Fatal(err)
+			}
+			r := cmdtest.RunWith(t, cmdtest.Options{Stdin: tc.stdin}, tc.args...)
+			_ = os.Chdir(wd)
+			stdin := tc.stdin
+			if len(stdin) > 200 {
+				stdin = "(two example captures)\n"
+			}
+			golden.Assert(t, cmdtest.Transcript(tc.args, stdin, r))
+			if r.ExitCode != 2 {
+				t.Errorf("exit %d, want 2: --no-headers changes the output, not the verdict", r.ExitCode)
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
+				for _, label := range []string{"Context:", "Deployment:", "Findings:", "Notes:", "No findings", "ZONE", "PREFILL"} {
+					if strings.Contains(line, label) {
+						t.Errorf("--no-headers printed %q: %q", label, line)
+					}
+				}
+			}
+			if tc.firstField != nil {
+				var got []string
+				for _, line := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
+					got = append(got, strings.Fields(line)[0])
+				}
+				if strings.Join(got, " ") != strings.Join(tc.firstField, " ") {
+					t.Errorf("first fields %v, want %v", got, tc.firstField)
+				}
+			}
+		})
+	}
+}
