@@ -22,5 +22,7 @@ func run(args []string) int {
 	f := cmdutil.NewFactory(streams)
 	cmd := root.NewCmdRoot(f)
 	cmd.SetArgs(args)
-	return cmdutil.Report(streams.ErrOut, cmd, args, cmd.Execute())
+	code := cmdutil.Report(streams.ErrOut, cmd, args, cmd.Execute())
+	streams.Flush()
+	return code
 }

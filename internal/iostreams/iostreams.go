@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 )
 
 // ColorMode is the value of --color.
@@ -35,11 +37,20 @@ func ParseColorMode(s string) (ColorMode, error) {
 
 // IOStreams carries the standard streams and what is known about the terminal
 // behind them. Commands never touch os.Stdout or os.Stderr directly.
+//
+// Out and ErrOut are the output boundary (termsafe.Writer): whatever reaches
+// them, cluster data included, has its control, bidi and invisible characters
+// escaped, and only the plugin's own colour (termsafe.SGR) becomes ANSI SGR.
+// TerminalOut is the raw stdout, for the dashboard, which escapes its frames
+// itself.
 type IOStreams struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 
+	rawOut    io.Writer
+	safeOut   *termsafe.Writer
+	safeErr   *termsafe.Writer
 	stdoutTTY bool
 	colorMode ColorMode
 	getenv    func(string) string
@@ -47,21 +58,50 @@ type IOStreams struct {
 
 // System returns streams bound to the process's stdin, stdout and stderr.
 func System() *IOStreams {
-	return &IOStreams{
+	s := &IOStreams{
 		In:        os.Stdin,
-		Out:       os.Stdout,
-		ErrOut:    os.Stderr,
 		stdoutTTY: isTerminal(os.Stdout),
 		colorMode: ColorAuto,
 		getenv:    os.Getenv,
 	}
+	s.bind(os.Stdout, os.Stderr)
+	return s
+}
+
+// bind puts the output boundary in front of out and errOut.
+func (s *IOStreams) bind(out, errOut io.Writer) {
+	s.rawOut = out
+	s.safeOut = termsafe.NewWriter(out, s.ColorEnabled)
+	s.safeErr = termsafe.NewWriter(errOut, s.ColorEnabled)
+	s.Out, s.ErrOut = s.safeOut, s.safeErr
+}
+
+// TerminalOut is stdout without the output boundary: only for a full-screen
+// program that drives the terminal and escapes what it draws (the dashboard).
+func (s *IOStreams) TerminalOut() io.Writer {
+	if s.rawOut == nil {
+		return s.Out
+	}
+	return s.rawOut
+}
+
+// Flush writes out what the output boundary holds back (an incomplete UTF-8
+// sequence at the very end); call it before exiting.
+func (s *IOStreams) Flush() {
+	for _, w := range []*termsafe.Writer{s.safeOut, s.safeErr} {
+		if w != nil {
+			_ = w.Flush()
+		}
+	}
 }
 
 // Test returns streams over in-memory buffers, not a TTY, with colour off and an
-// empty environment, for tests.
+// empty environment, for tests. Out and ErrOut are the output boundary, as in
+// System; the buffers receive what a terminal would.
 func Test() (s *IOStreams, in, out, errOut *bytes.Buffer) {
 	in, out, errOut = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	s = &IOStreams{In: in, Out: out, ErrOut: errOut, colorMode: ColorAuto, getenv: func(string) string { return "" }}
+	s = &IOStreams{In: in, colorMode: ColorAuto, getenv: func(string) string { return "" }}
+	s.bind(out, errOut)
 	return s, in, out, errOut
 }
 

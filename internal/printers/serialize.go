@@ -7,13 +7,17 @@ import (
 	"io"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 )
 
 // APIVersion is the apiVersion of every document kubectl-dynamo prints.
 const APIVersion = "kubectl-dynamo.io/v1alpha1"
 
 // JSON writes v as indented JSON followed by a newline. Models keep u64 values as
-// decimal strings, so nothing passes through float64.
+// decimal strings, so nothing passes through float64. Control, bidi and
+// invisible characters inside strings are \u-escaped (termsafe.JSON): the
+// document decodes to the same values and is safe to print.
 func JSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -25,14 +29,20 @@ func JSON(w io.Writer, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode json: %w", err)
 	}
-	_, err = w.Write(out)
+	_, err = w.Write(termsafe.JSON(out))
 	return err
 }
 
 // YAML writes v as YAML, converted from its JSON form so that field names and
-// omitempty rules are the same in both.
+// omitempty rules are the same in both. Strings holding control, bidi or
+// invisible characters are written double-quoted with those escaped
+// (termsafe.YAMLStrings), so the document is exact and safe to print.
 func YAML(w io.Writer, v any) error {
 	j, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode yaml: %w", err)
+	}
+	j, restore, err := termsafe.YAMLStrings(j)
 	if err != nil {
 		return fmt.Errorf("encode yaml: %w", err)
 	}
@@ -40,7 +50,7 @@ func YAML(w io.Writer, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode yaml: %w", err)
 	}
-	_, err = w.Write(y)
+	_, err = w.Write(restore(y))
 	return err
 }
 

@@ -1,4 +1,12 @@
 package printers
 
-// Bold wraps s in ANSI bold; use only when colour is enabled.
-func Bold(s string) string { return "\x1b[1m" + s + "\x1b[0m" }
+import "github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+
+// Bold wraps s in bold; use only when colour is enabled. Like every colour of
+// the plugin it is a termsafe marker, which only the output boundary turns into
+// an escape sequence.
+func Bold(s string) string { return termsafe.SGR("1", s) }
+
+// Color wraps s in the SGR colour code (e.g. "31"); use only when colour is
+// enabled.
+func Color(code, s string) string { return termsafe.SGR(code, s) }

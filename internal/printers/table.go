@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"io"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 )
 
 // Column describes one table column. Wide columns appear only with -o wide, as
@@ -12,7 +13,14 @@ import (
 type Column struct {
 	Header string
 	Wide   bool
+	// MaxWidth overrides the cut (MaxCellWidth, MaxLastCellWidth) in terminal
+	// cells; Unlimited keeps the cells whole, for lists whose items the printer
+	// cut itself (Cell) and for the plugin's own text.
+	MaxWidth int
 }
+
+// Unlimited is the Column.MaxWidth of a column that is never cut.
+const Unlimited = -1
 
 // Table is a kubectl-look-alike table: upper-case headers, columns separated by at
 // least three spaces, wide-only columns hidden unless requested.
@@ -33,61 +41,128 @@ type TableOptions struct {
 // AddRow appends a row; it must have one cell per column.
 func (t *Table) AddRow(cells ...string) { t.Rows = append(t.Rows, cells) }
 
-// Render writes the table.
+// MaxCellWidth is the widest a table cell prints, in terminal cells: longer
+// values (which come from cluster data) are cut in the middle with an ellipsis.
+// The last column, where tables put sentences (reasons, fixes), may be
+// MaxLastCellWidth wide. -o json and -o yaml carry every value in full.
+const (
+	MaxCellWidth     = 80
+	MaxLastCellWidth = 240
+)
+
+// Layout of the columns, as kubectl's tabwriter settings: a column is its
+// widest cell plus cellPadding, and at least minCellWidth.
+const (
+	minCellWidth = 6
+	cellPadding  = 3
+)
+
+// Render writes the table. Every cell is escaped (termsafe.Escape), kept on one
+// line and cut to MaxCellWidth; columns are aligned on display width, so colour
+// markers and wide runes do not shift them.
 func (t *Table) Render(w io.Writer, opts TableOptions) error {
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 6, 4, 3, ' ', 0)
 	keep := make([]int, 0, len(t.Columns))
 	for i, c := range t.Columns {
 		if !c.Wide || opts.Wide {
 			keep = append(keep, i)
 		}
 	}
-	writeRow := func(cells []string) error {
-		parts := make([]string, len(keep))
-		for j, i := range keep {
-			cell := ""
-			if i < len(cells) {
-				cell = sanitizeCell(cells[i])
-			}
-			parts[j] = cell
-		}
-		_, err := io.WriteString(tw, strings.Join(parts, "\t")+"\n")
-		return err
+	if len(keep) == 0 {
+		return nil
 	}
+	var rows [][]string
 	if !opts.NoHeaders {
-		headers := make([]string, len(t.Columns))
-		for i, c := range t.Columns {
-			headers[i] = strings.ToUpper(c.Header)
+		headers := make([]string, len(keep))
+		for j, i := range keep {
+			headers[j] = strings.ToUpper(t.Columns[i].Header)
 		}
-		if err := writeRow(headers); err != nil {
-			return err
-		}
+		rows = append(rows, headers)
 	}
 	for _, r := range t.Rows {
-		if err := writeRow(r); err != nil {
-			return err
+		cells := make([]string, len(keep))
+		for j, i := range keep {
+			cell := ""
+			if i < len(r) {
+				cell = r[i]
+			}
+			limit := MaxCellWidth
+			if j == len(keep)-1 {
+				limit = MaxLastCellWidth
+			}
+			if m := t.Columns[i].MaxWidth; m != 0 {
+				limit = m
+			}
+			cells[j] = sanitizeCell(cell, limit)
+		}
+		rows = append(rows, cells)
+	}
+	widths := make([]int, len(keep))
+	cellW := make([][]int, len(rows))
+	for r, cells := range rows {
+		cellW[r] = make([]int, len(cells))
+		for j, c := range cells {
+			cw := termsafe.Width(c)
+			cellW[r][j] = cw
+			widths[j] = max(widths[j], cw)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	var buf bytes.Buffer
+	for r, cells := range rows {
+		var line strings.Builder
+		for j, c := range cells {
+			line.WriteString(c)
+			if j < len(cells)-1 {
+				line.WriteString(strings.Repeat(" ", max(widths[j]+cellPadding, minCellWidth)-cellW[r][j]))
+			}
+		}
+		text := line.String()
+		if r == 0 && !opts.NoHeaders && opts.HeaderStyle != nil {
+			text = opts.HeaderStyle(strings.TrimRight(text, " "))
+		}
+		buf.WriteString(text)
+		buf.WriteByte('\n')
 	}
-	out := buf.Bytes()
-	if !opts.NoHeaders && opts.HeaderStyle != nil {
-		// Style the header line after alignment: escape sequences would
-		// otherwise count towards the column widths.
-		nl := bytes.IndexByte(out, '\n')
-		header := strings.TrimRight(string(out[:nl]), " ")
-		out = append([]byte(opts.HeaderStyle(header)), out[nl:]...)
-	}
-	_, err := w.Write(out)
+	_, err := w.Write(buf.Bytes())
 	return err
 }
 
-// sanitizeCell keeps one cell on one line and out of tabwriter's way.
-func sanitizeCell(s string) string {
+// sanitizeCell keeps one cell on one line, safe for a terminal, and at most
+// MaxCellWidth wide. Colour markers a printer put around a value survive; the
+// value inside must be escaped by whoever decorated it (Cell does both).
+func sanitizeCell(s string, limit int) string {
 	if s == "" {
 		return "<none>"
 	}
-	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+	if termsafe.Strip(s) != s {
+		// Decorated by the printer: keep its colour, escape the rest (Cell has
+		// cut the value to width before it was decorated).
+		return termsafe.EscapeMarked(oneLine.Replace(s))
+	}
+	s = termsafe.Escape(oneLine.Replace(s))
+	if limit == Unlimited {
+		return s
+	}
+	return termsafe.Truncate(s, limit)
+}
+
+// Cells is Cell applied to every item of a list, for a column of lists whose
+// MaxWidth is Unlimited.
+func Cells(items []string) []string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = Cell(s)
+	}
+	return out
+}
+
+// oneLine turns line breaks and tabs into spaces: a cell stays on its row.
+var oneLine = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ")
+
+// Cell prepares a value for decoration: escaped and cut like any cell, so that a
+// printer can colour it (Bold, Color) and still get a safe table.
+func Cell(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return termsafe.Truncate(termsafe.Escape(oneLine.Replace(s)), MaxCellWidth)
 }

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 )
 
 // Capture file vocabulary (see docs/capture-format.md).
@@ -670,11 +672,18 @@ func WriteCapture(w io.Writer, b *Bundle) error {
 	if err != nil {
 		return fmt.Errorf("write capture: encode: %w", err)
 	}
+	// Values holding control, bidi or invisible characters are written
+	// double-quoted with those escaped: the file reads back exactly and is
+	// safe to cat.
+	j, restore, err := termsafe.YAMLStrings(j)
+	if err != nil {
+		return fmt.Errorf("write capture: encode: %w", err)
+	}
 	y, err := yaml.JSONToYAML(j)
 	if err != nil {
 		return fmt.Errorf("write capture: convert to YAML: %w", err)
 	}
-	_, err = w.Write(y)
+	_, err = w.Write(restore(y))
 	return err
 }
 

@@ -10,7 +10,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
@@ -375,8 +377,27 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// View implements tea.Model.
+// View implements tea.Model. The frame is made safe last, in one place: text
+// from the cluster may hold escape sequences, controls, bidi or invisible
+// characters, and only the styles' own SGR sequences may reach the terminal
+// (termsafe.View); where escaping lengthened a line, it is cut to the width
+// again.
 func (m *Model) View() string {
+	frame := m.view()
+	safe, changed := termsafe.View(frame, m.c.st.sgr)
+	if !changed {
+		return safe
+	}
+	lines := strings.Split(safe, "\n")
+	for i, l := range lines {
+		if lipgloss.Width(l) > m.c.width {
+			lines[i] = ansi.Truncate(l, max(m.c.width, 1), "…")
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) view() string {
 	c := m.c
 	if m.quit {
 		return ""

@@ -2,9 +2,12 @@ package tui
 
 import (
 	"io"
+	"reflect"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 )
 
 // Theme selects the palette.
@@ -43,6 +46,10 @@ type Styles struct {
 	Tile, TileBad, TileWarn   lipgloss.Style
 	TileSelected, HelpBox     lipgloss.Style
 	BarFull, BarEmpty, Header lipgloss.Style
+
+	// sgr is every SGR sequence these styles produce: the only escape
+	// sequences a frame may contain (see Model.View).
+	sgr termsafe.SGRSet
 }
 
 // NewStyles builds the styles for a theme. With color false every style is
@@ -83,7 +90,24 @@ func NewStyles(theme Theme, color bool, out io.Writer) *Styles {
 	s.BarFull = n().Foreground(p.good)
 	s.BarEmpty = n().Foreground(p.dim)
 	s.Header = n().Bold(true)
+	s.sgr = collectSGR(s)
 	return s
+}
+
+// collectSGR renders every style once, on one line and on two, and keeps the
+// escape sequences it produced.
+func collectSGR(s *Styles) termsafe.SGRSet {
+	var samples []string
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		if st, ok := v.Field(i).Interface().(lipgloss.Style); ok {
+			samples = append(samples, st.Render("x"), st.Render("x\ny"))
+		}
+	}
+	return termsafe.CollectSGR(samples...)
 }
 
 type colors struct {

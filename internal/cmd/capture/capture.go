@@ -18,6 +18,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
@@ -165,7 +166,7 @@ func (o *Options) Run(ctx context.Context) error {
 			return fmt.Errorf("convert the capture to JSON: %w", err)
 		}
 		ind.WriteByte('\n')
-		out = ind.Bytes()
+		out = termsafe.JSON(ind.Bytes())
 	}
 	if _, err := o.IO.Out.Write(out); err != nil {
 		return fmt.Errorf("write the capture: %w", err)

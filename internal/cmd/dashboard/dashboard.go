@@ -318,7 +318,7 @@ func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
 	}
 	return tui.Options{
 		Initial: d, Load: load, Refresh: refresh, Mode: mode,
-		Theme: o.theme, Color: o.IO.ColorEnabled(), Out: o.IO.Out, Now: o.Now,
+		Theme: o.theme, Color: o.IO.ColorEnabled(), Out: o.IO.TerminalOut(), Now: o.Now,
 		Tokens: o.tokenText, Tokenize: o.tokenize, Context: ctx,
 		Watch: watch, Poll: poll,
 	}, nil
@@ -335,7 +335,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p := tea.NewProgram(tui.New(to), tea.WithAltScreen(), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.Out), tea.WithContext(ctx))
+	p := tea.NewProgram(tui.New(to), tea.WithAltScreen(), tea.WithInput(o.IO.In), tea.WithOutput(o.IO.TerminalOut()), tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("dashboard: %w", err)
 	}

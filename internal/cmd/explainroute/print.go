@@ -29,7 +29,7 @@ func (s style) paint(code, t string) string {
 	if !s.color {
 		return t
 	}
-	return "\x1b[" + code + "m" + t + "\x1b[0m"
+	return printers.Color(code, t)
 }
 
 func (s style) good(t string) string { return s.paint("32", t) }

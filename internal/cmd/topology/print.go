@@ -20,11 +20,11 @@ func (s style) sev(sev inspect.Severity, text string) string {
 	}
 	switch sev {
 	case inspect.SeverityError:
-		return "\x1b[31m" + text + "\x1b[0m"
+		return printers.Color("31", text)
 	case inspect.SeverityWarning:
-		return "\x1b[33m" + text + "\x1b[0m"
+		return printers.Color("33", text)
 	}
-	return "\x1b[2m" + text + "\x1b[0m"
+	return printers.Color("2", text)
 }
 
 func (s style) bold(text string) string {
@@ -118,9 +118,9 @@ func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Opt
 	}
 	t := &printers.Table{Columns: []printers.Column{
 		{Header: domainHeader}, {Header: "Prefill"}, {Header: "Decode"}, {Header: "Prefill GPUs"}, {Header: "Decode GPUs"},
-		{Header: "P:D"}, {Header: "Decode Load"}, {Header: "Flags"},
+		{Header: "P:D"}, {Header: "Decode Load"}, {Header: "Flags", MaxWidth: printers.Unlimited},
 		{Header: "Prefill KV Tokens", Wide: true}, {Header: "Decode KV Tokens", Wide: true}, {Header: "Aggregated", Wide: true},
-		{Header: "Prefill Workers", Wide: true}, {Header: "Decode Workers", Wide: true},
+		{Header: "Prefill Workers", Wide: true, MaxWidth: printers.Unlimited}, {Header: "Decode Workers", Wide: true, MaxWidth: printers.Unlimited},
 	}}
 	for _, dom := range d.Domains {
 		value := dom.Value
@@ -137,7 +137,7 @@ func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Opt
 			ratio(dom.PrefillToDecode), percent(dom.DecodeLoadPercent), orDash(flags(dom, findings, d)),
 			tokens(dom.Prefill.KvTokens), tokens(dom.Decode.KvTokens),
 			fmt.Sprintf("%d/%d", dom.Aggregated.Ready, dom.Aggregated.Total),
-			strings.Join(dom.Prefill.Workers, ","), strings.Join(dom.Decode.Workers, ","))
+			strings.Join(printers.Cells(dom.Prefill.Workers), ","), strings.Join(printers.Cells(dom.Decode.Workers), ","))
 	}
 	return t
 }

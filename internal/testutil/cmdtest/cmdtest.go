@@ -49,6 +49,7 @@ func RunWith(t testing.TB, o Options, args ...string) Result {
 	cmd := root.NewCmdRoot(f)
 	cmd.SetArgs(args)
 	code := cmdutil.Report(streams.ErrOut, cmd, args, cmd.Execute())
+	streams.Flush()
 	return Result{Stdout: out.String(), Stderr: errOut.String(), ExitCode: code}
 }
 

@@ -1,0 +1,339 @@
+package root_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmd/dashboard"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
+)
+
+// Terminal safety (issue 16, item 3): a capture whose free-text fields all
+// carry terminal attacks — window title (OSC 0), clipboard write (OSC 52),
+// clear screen, a C1 CSI, bidi overrides, zero-width and invisible runes, DEL,
+// carriage return, backspace, a forged colour marker — goes through every
+// command, every output format and every dashboard tab. No byte that reaches
+// the terminal may be a control character, but for the plugin's own SGR colour
+// sequences; the attacks must be shown (escaped), not dropped; and JSON and
+// YAML must carry the values exactly.
+
+// attack is appended to names, zones, label keys, model names, context,
+// annotations and etcd keys and values.
+const attack = "\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\u009b8m\u202e\u2066\u200b\ufeff\x1b[8m\x7f\r\x08\ufdd0000000000000" + "31\ufdd1\U000e0041"
+
+// attackShown is how the attack's start reads once escaped.
+const attackShown = `\x1b]0;PWNED\x07\x1b]52;c;cHduZWQ=\x07\x1b[2J\u009b8m\u202e\u2066\u200b\ufeff\x1b[8m\x7f\x0d\x08\ufdd0`
+
+// hostileReplacements inject the attack consistently, so the deployment still
+// joins up (pods to nodes to DWMs) and every command gets past loading.
+var hostileReplacements = []struct{ old, new string }{
+	{"us-east-1", "us-east-1" + attack},                                     // zone values, pod, worker and DWM names, taints
+	{"qwen3-32b", "qwen3" + attack + "-32b"},                                // the deployment, its labels and Dynamo namespace
+	{"Qwen/", "Qwen/" + attack},                                             // the model's display name
+	{"6f3c2a1e", "6f3c2a1e" + attack},                                       // rack values (etcd example)
+	{"deepseek-ai/", "deepseek-ai/" + attack},                               // model name in etcd values
+	{"v1/mdc/dynamo/", "v1/mdc/dynamo/" + attack},                           // etcd keys
+	{"topology.kubernetes.io/zone", "topology.kubernetes.io/zone" + attack}, // label key, policy field
+	{"example", "example" + attack},                                         // the capture's context
+}
+
+// hostileCapture rewrites an example capture with the attack and writes it as
+// JSON (a YAML file cannot hold C0 controls raw).
+func hostileCapture(t *testing.T, example string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("../../../examples", example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := doc.(map[string]any); ok {
+		md, _ := m["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+			m["metadata"] = md
+		}
+		ann, _ := md["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+			md["annotations"] = ann
+		}
+		ann["kubectl-dynamo.io/context"] = "example" + attack
+	}
+	doc = poison(doc)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if d := os.Getenv("KDYN_HOSTILE_DIR"); d != "" {
+		dir = d // keep the captures, to try them by hand
+	}
+	path := filepath.Join(dir, "hostile-"+strings.TrimSuffix(example, ".yaml")+".json")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func poison(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[poisonString(k)] = poison(e)
+		}
+		if md, ok := out["metadata"].(map[string]any); ok {
+			if ann, ok := md["annotations"].(map[string]any); ok || md["name"] != nil {
+				if ann == nil {
+					ann = map[string]any{}
+					md["annotations"] = ann
+				}
+				ann["kubectl-dynamo.io/hostile"] = "note" + attack
+			}
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = poison(x[i])
+		}
+		return x
+	case string:
+		// JSON held in a string (etcd values, busy thresholds) is poisoned
+		// inside and encoded again.
+		if strings.HasPrefix(x, "{") {
+			dec := json.NewDecoder(strings.NewReader(x))
+			dec.UseNumber()
+			var inner any
+			if dec.Decode(&inner) == nil {
+				if b, err := json.Marshal(poison(inner)); err == nil {
+					return string(b)
+				}
+			}
+		}
+		return poisonString(x)
+	}
+	return v
+}
+
+func poisonString(s string) string {
+	for _, r := range hostileReplacements {
+		s = strings.ReplaceAll(s, r.old, r.new)
+	}
+	return s
+}
+
+// sgr matches an SGR sequence.
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// controlFree reports the first thing a terminal would interpret in s, checked
+// independently of internal/termsafe: C0 but newline and tab, DEL, C1, bidi,
+// zero-width and invisible runes, noncharacters, tags, invalid UTF-8.
+func controlFree(s string) (string, bool) {
+	for i, r := range s {
+		bad := r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f ||
+			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r >= 0x200b && r <= 0x200f ||
+			r == 0xfeff || r == 0x2028 || r == 0x2029 || r >= 0xfdd0 && r <= 0xfdef || r >= 0xe0000 && r <= 0xe007f
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				bad = true
+			}
+		}
+		if bad {
+			return s[max(0, i-40):min(len(s), i+40)], false
+		}
+	}
+	return "", true
+}
+
+func TestHostileClusterTextIsEscapedEverywhere(t *testing.T) {
+	prompt := "../../../examples/prompts/support-chat.tokens"
+	captures := map[string]string{
+		"zone": hostileCapture(t, "prefill-only-zone-required.yaml"),
+		"etcd": hostileCapture(t, "etcd-discovery-v1alpha1.yaml"),
+	}
+	type run struct {
+		name    string
+		args    []string
+		visible bool // the escaped attack must show
+	}
+	var runs []run
+	for name, file := range captures {
+		for _, o := range []string{"table", "wide", "json", "yaml", "jsonpath={.deployments[*].name}"} {
+			runs = append(runs, run{name + "/topology -o " + o, []string{"topology", "--from-file", file, "--exit-zero", "-o", o}, o == "table" || o == "wide"})
+		}
+		runs = append(runs, run{name + "/topology --tree", []string{"topology", "--from-file", file, "--exit-zero", "--tree"}, true})
+		for _, o := range []string{"table", "wide", "json", "yaml"} {
+			runs = append(runs, run{name + "/explain-route -o " + o, []string{"explain-route", "--from-file", file, "--token-file", prompt, "-o", o}, o == "table" || o == "wide"})
+		}
+		runs = append(runs, run{name + "/explain-route bad worker", []string{"explain-route", "--from-file", file, "--token-file", prompt, "--domain-down", "zone=us-east-1" + attack + "a"}, false})
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			never := cmdtest.RunWith(t, cmdtest.Options{Env: map[string]string{"NO_COLOR": "1"}}, r.args...)
+			always := cmdtest.RunWith(t, cmdtest.Options{TTY: true}, append(r.args, "--color", "always")...)
+			for _, out := range []struct{ name, text string }{
+				{"stdout", never.Stdout}, {"stderr", never.Stderr},
+				{"stdout (colour)", sgr.ReplaceAllString(always.Stdout, "")}, {"stderr (colour)", sgr.ReplaceAllString(always.Stderr, "")},
+			} {
+				if at, ok := controlFree(out.text); !ok {
+					t.Errorf("%s: a control character reached the terminal near %q", out.name, at)
+				}
+			}
+			// The colour run differs from the plain one only by SGR sequences:
+			// every escape sequence in it is the plugin's own.
+			if got := sgr.ReplaceAllString(always.Stdout, ""); got != never.Stdout && !strings.HasPrefix(r.args[len(r.args)-1], "jsonpath") {
+				if r.args[len(r.args)-2] == "-o" && (r.args[len(r.args)-1] == "json" || r.args[len(r.args)-1] == "yaml") {
+					t.Errorf("colour changed a document")
+				} else if strings.Count(got, "\n") != strings.Count(never.Stdout, "\n") {
+					t.Errorf("colour and plain runs differ beyond SGR:\n%s\n---\n%s", got, never.Stdout)
+				}
+			}
+			if r.visible && !strings.Contains(never.Stdout, attackShown) {
+				t.Errorf("the attack is not shown escaped in stdout:\n%s", never.Stdout)
+			}
+			if never.ExitCode == cmdutil.ExitError && !strings.Contains(r.name, "bad worker") {
+				t.Errorf("exit 1: %s", never.Stderr)
+			}
+		})
+	}
+	// JSON and YAML are exact: the attack comes back byte for byte.
+	for name, file := range captures {
+		for _, o := range []string{"json", "yaml"} {
+			res := cmdtest.Run(t, "topology", "--from-file", file, "--exit-zero", "-o", o)
+			j := []byte(res.Stdout)
+			if o == "yaml" {
+				var err error
+				if j, err = yaml.YAMLToJSON(j); err != nil {
+					t.Fatalf("%s -o yaml does not parse: %v", name, err)
+				}
+			}
+			var doc struct {
+				Context     string `json:"context"`
+				Deployments []struct {
+					Name    string `json:"name"`
+					Domains []struct {
+						Value string `json:"value"`
+					} `json:"domains"`
+				} `json:"deployments"`
+			}
+			if err := json.Unmarshal(j, &doc); err != nil {
+				t.Fatalf("%s -o %s: %v", name, o, err)
+			}
+			found := false
+			for _, d := range doc.Deployments {
+				for _, dom := range d.Domains {
+					found = found || strings.Contains(dom.Value, attack)
+				}
+			}
+			if !found || !strings.Contains(doc.Context, attack) {
+				t.Errorf("%s -o %s does not carry the values exactly: context %q, deployments %+v", name, o, doc.Context, doc.Deployments)
+			}
+		}
+	}
+}
+
+// TestHostileDashboard renders every dashboard tab, the help and the route
+// explorer's explanation of the hostile capture, with colour: the only escape
+// sequences in a frame are SGR sequences the dashboard also draws for the
+// benign example, and nothing else a terminal interprets gets through.
+func TestHostileDashboard(t *testing.T) {
+	prompt := "../../../examples/prompts/support-chat.tokens"
+	frames := func(file string) []string {
+		streams, _, _, _ := iostreams.Test()
+		streams.SetStdoutTTY(true)
+		f := cmdutil.NewFactory(streams)
+		var o *dashboard.Options
+		cmd := dashboard.NewCmdDashboard(f, func(got *dashboard.Options) error { o = got; return nil })
+		f.ConfigFlags.AddFlags(cmd.PersistentFlags())
+		cmd.SetArgs([]string{"--from-file", file, "--token-file", prompt})
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		to, err := o.TUIOptions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		to.Color = true
+		m := tui.New(to)
+		drain := func(cmd tea.Cmd) {
+			for i := 0; cmd != nil && i < 50; i++ {
+				msg := cmd()
+				if batch, ok := msg.(tea.BatchMsg); ok {
+					for _, c := range batch {
+						if c != nil {
+							if m2 := c(); m2 != nil {
+								_, cmd = m.Update(m2)
+							}
+						}
+					}
+					break
+				}
+				if msg == nil {
+					break
+				}
+				_, cmd = m.Update(msg)
+			}
+		}
+		drain(m.Init())
+		var out []string
+		for _, size := range [][2]int{{160, 48}, {80, 24}} {
+			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+			for _, k := range []string{"1", "2", "3", "4", "?", "?", "j", "enter"} {
+				_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+				if k == "enter" {
+					_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+				}
+				drain(cmd)
+				out = append(out, m.View())
+			}
+		}
+		return out
+	}
+	benign := map[string]bool{}
+	for _, fr := range frames("../../../examples/prefill-only-zone-required.yaml") {
+		for _, s := range sgr.FindAllString(fr, -1) {
+			benign[s] = true
+		}
+	}
+	shown, routed := false, false
+	for i, fr := range frames(hostileCapture(t, "prefill-only-zone-required.yaml")) {
+		for _, s := range sgr.FindAllString(fr, -1) {
+			if !benign[s] {
+				t.Errorf("frame %d: SGR %q is not one of the dashboard's own", i, s)
+			}
+		}
+		if at, ok := controlFree(sgr.ReplaceAllString(fr, "")); !ok {
+			t.Errorf("frame %d: a control character reached the terminal near %q", i, at)
+		}
+		shown = shown || strings.Contains(fr, `\x1b]0;PWNED`)
+		routed = routed || strings.Contains(fr, "ROUTABLE")
+	}
+	if !shown {
+		t.Error("no frame shows the attack escaped")
+	}
+	if !routed {
+		t.Error("no frame shows the route explorer's verdict")
+	}
+}
