@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // Redacted replaces every secret value removed from a capture.
@@ -227,8 +228,59 @@ func emptyValue(x any) bool {
 func (r *redactor) text(s string) string {
 	if j, ok := r.embeddedJSON(s); ok {
 		s = j
+	} else if y, ok := r.embeddedYAML(s); ok {
+		s = y
 	}
 	return r.str(s)
+}
+
+// maxEmbeddedYAML bounds the strings decoded as embedded YAML (decoding YAML
+// costs far more than JSON; aliases are bounded by the decoder).
+const maxEmbeddedYAML = 1 << 20
+
+// embeddedYAML redacts a string holding a YAML mapping or sequence (a config
+// file passed in an env var or annotation: "auth:\n  password: …"), by key name
+// at any depth, like embedded JSON; it is encoded again only when something
+// was removed. Only multi-line text that has a "key: value" line or a list
+// item is tried, so that ordinary text is never reformatted.
+func (r *redactor) embeddedYAML(s string) (out string, ok bool) {
+	if len(s) > maxEmbeddedYAML || !strings.Contains(s, "\n") || !(strings.Contains(s, ": ") || strings.Contains(s, ":\n") || strings.Contains(s, "- ")) {
+		return "", false
+	}
+	defer func() {
+		if recover() != nil { // a decoder panic on hostile text must not lose the capture
+			out, ok = "", false
+		}
+	}()
+	j, err := yaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		return "", false
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+	default:
+		return "", false
+	}
+	before, err := json.Marshal(v)
+	if err != nil {
+		return "", false
+	}
+	red := r.value(v, "")
+	after, err := json.Marshal(red)
+	if err != nil || bytes.Equal(before, after) {
+		return "", false
+	}
+	y, err := yaml.JSONToYAML(after)
+	if err != nil {
+		return "", false
+	}
+	return string(y), true
 }
 
 // maxEmbeddedJSON bounds the strings decoded as embedded JSON.

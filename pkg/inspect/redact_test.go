@@ -280,6 +280,9 @@ func TestRedactEngineMisses(t *testing.T) {
 		"env DATABASE_DSN":         "kdyn-miss-dsn-8",
 		"busy_threshold JSON body": "kdyn-miss-busy-body-9",
 		"JSON in a DWM string":     "kdyn-miss-dwm-nested-10",
+		"YAML in an env value":     "kdyn-miss-env-yaml-11",
+		"YAML in an annotation":    "kdyn-miss-annotation-yaml-12",
+		"YAML list in a DWM":       "kdyn-miss-dwm-yaml-13",
 	}
 	pod := mustYAML(t, `apiVersion: v1
 kind: Pod
@@ -289,6 +292,7 @@ metadata:
   labels: {nvidia.com/dynamo-graph-deployment-name: d}
   annotations:
     kapp.k14s.io/original: '{"spec":{"containers":[{"env":[{"name":"X","value":"y"}]}],"password":"`+plants["JSON in an annotation"]+`"}}'
+    example.com/config: "server:\n  port: 8080\n  auth:\n    client_secret: `+plants["YAML in an annotation"]+`\n"
 spec:
   volumes:
   - name: creds
@@ -302,6 +306,12 @@ spec:
     - {name: SESSION_COOKIE, value: `+plants["env SESSION_COOKIE"]+`}
     - {name: DATABASE_DSN, value: "`+plants["env DATABASE_DSN"]+`"}
     - {name: DYN_KV_TRANSFER_DOMAIN, value: zone}
+    - name: ENGINE_CONFIG
+      value: |
+        model: Qwen/Qwen3-0.6B
+        hub:
+          hf_token: `+plants["YAML in an env value"]+`
+        max_num_seqs: 256
 `)
 	dwm := mustYAML(t, `apiVersion: nvidia.com/v1alpha1
 kind: DynamoWorkerMetadata
@@ -313,6 +323,8 @@ spec:
     tokens: [`+plants["list under tokens"]+`, other]
     max_num_batched_tokens: 8192
     extra: '{"inner":{"api_key":"`+plants["JSON in a DWM string"]+`"}}'
+    notes: "- name: a\n  password: `+plants["YAML list in a DWM"]+`\n- name: b\n"
+    prose: "this line: is text\nand so: is this one\n"
 `)
 	// Exact u64-range integers, as the capture reader keeps them (YAML above would round them).
 	if err := unstructured.SetNestedField(dwm.Object, int64(7587885012467105317), "spec", "data", "instance_id"); err != nil {
@@ -339,7 +351,8 @@ spec:
 	}
 	// What the analysis needs stays, exactly.
 	for _, keep := range []string{"secretName: creds-secret", "7587885012467105317", "18446744073709551615", "max_num_batched_tokens: 8192",
-		"--kv-cache-key-prefix", "kvp", "DYN_KV_TRANSFER_DOMAIN", "value: zone", `"user":"dynamo"`, "Qwen/Qwen3-0.6B"} {
+		"--kv-cache-key-prefix", "kvp", "DYN_KV_TRANSFER_DOMAIN", "value: zone", `"user":"dynamo"`, "Qwen/Qwen3-0.6B",
+		"max_num_seqs: 256", "port: 8080", "this line: is text", "and so: is this one"} {
 		if !strings.Contains(text, keep) {
 			t.Errorf("redaction removed %q", keep)
 		}
