@@ -188,7 +188,16 @@ func (sc Scope) hint(missing, all []string, invErr error) string {
 			}
 		}
 	}
-	ns, name, _ := strings.Cut(all[0], "/")
+	// Prefer a deployment of the namespace the user named (a wrong name there);
+	// else the first that exists.
+	pick := all[0]
+	for _, k := range all {
+		if ns, _, _ := strings.Cut(k, "/"); ns == sc.Namespace {
+			pick = k
+			break
+		}
+	}
+	ns, name, _ := strings.Cut(pick, "/")
 	if len(sc.Names) > 0 || sc.Command == "explain-route" {
 		return "Try: " + CommandLine(sc.Command, sc.Source, "-n", ns, name)
 	}
