@@ -187,8 +187,11 @@ func NoKubeconfig(f *Factory, command string, getenv func(string) string) error 
 		return nil // in-cluster configuration
 	}
 	raw, err := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil || len(raw.Clusters) > 0 {
-		return nil // a broken kubeconfig is reported by the loader, with its own cause
+	if err != nil {
+		return nil //nolint:nilerr // a broken kubeconfig is reported by the loader, with its own cause
+	}
+	if len(raw.Clusters) > 0 {
+		return nil
 	}
 	where := "KUBECONFIG is not set and ~/.kube/config does not exist"
 	switch {

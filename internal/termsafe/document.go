@@ -23,11 +23,12 @@ func JSON(doc []byte) []byte {
 	out = append(out, doc[:i]...)
 	for i < len(doc) {
 		r, size := utf8.DecodeRune(doc[i:])
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			out = append(out, `\ufffd`...)
-		} else if Unsafe(r) && r != '\n' && r != '\t' && r != '\r' && r != ' ' {
+		case Unsafe(r) && r != '\n' && r != '\t' && r != '\r':
 			out = appendJSONEscape(out, r)
-		} else {
+		default:
 			out = append(out, doc[i:i+size]...)
 		}
 		i += size

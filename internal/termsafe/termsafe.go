@@ -80,54 +80,47 @@ func escape(s string, keep func(rune) bool) string {
 	if i < 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
+	b := make([]byte, 0, len(s)+16)
+	b = append(b, s[:i]...)
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			writeByteEscape(&b, s[i])
+			b = appendByteEscape(b, s[i])
 		case Unsafe(r) && !keep(r):
-			writeRuneEscape(&b, r)
+			b = appendRuneEscape(b, r)
 		default:
-			b.WriteString(s[i : i+size])
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
 	}
-	return b.String()
+	return string(b)
 }
 
 const hexDigits = "0123456789abcdef"
 
-type byteWriter interface {
-	WriteByte(byte) error
-	WriteString(string) (int, error)
+// appendByteEscape appends `\xNN`.
+func appendByteEscape(dst []byte, c byte) []byte {
+	return append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
 }
 
-func writeByteEscape(b byteWriter, c byte) {
-	b.WriteString(`\x`)
-	b.WriteByte(hexDigits[c>>4])
-	b.WriteByte(hexDigits[c&0xf])
-}
-
-func writeRuneEscape(b byteWriter, r rune) {
+// appendRuneEscape appends `\xNN` (ASCII), `\uNNNN` or `\UNNNNNNNN`.
+func appendRuneEscape(dst []byte, r rune) []byte {
 	switch {
 	case r < 0x80:
-		writeByteEscape(b, byte(r))
+		return appendByteEscape(dst, byte(r))
 	case r <= 0xffff:
-		b.WriteString(`\u`)
-		writeHex(b, uint32(r), 4)
+		return appendHex(append(dst, '\\', 'u'), uint32(r), 4)
 	default:
-		b.WriteString(`\U`)
-		writeHex(b, uint32(r), 8)
+		return appendHex(append(dst, '\\', 'U'), uint32(r), 8)
 	}
 }
 
-func writeHex(b byteWriter, v uint32, digits int) {
+func appendHex(dst []byte, v uint32, digits int) []byte {
 	for shift := (digits - 1) * 4; shift >= 0; shift -= 4 {
-		b.WriteByte(hexDigits[(v>>uint(shift))&0xf])
+		dst = append(dst, hexDigits[(v>>uint(shift))&0xf])
 	}
+	return dst
 }
 
 // The colour markers: markOpen, the process secret, an SGR parameter list, then

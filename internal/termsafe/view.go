@@ -1,9 +1,6 @@
 package termsafe
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // SGRSet is the set of SGR sequences a full-screen view may contain: exactly
 // those its own styles produce.
@@ -55,14 +52,13 @@ func View(frame string, allowed SGRSet) (string, bool) {
 	if i < 0 {
 		return frame, false
 	}
-	var b strings.Builder
-	b.Grow(len(frame) + 32)
-	b.WriteString(frame[:i])
+	b := make([]byte, 0, len(frame)+32)
+	b = append(b, frame[:i]...)
 	for i < len(frame) {
 		c := frame[i]
 		if c == 0x1b {
 			if n := sgrLen(frame[i:]); n > 0 && allowed[frame[i:i+n]] {
-				b.WriteString(frame[i : i+n])
+				b = append(b, frame[i:i+n]...)
 				i += n
 				continue
 			}
@@ -70,15 +66,15 @@ func View(frame string, allowed SGRSet) (string, bool) {
 		r, size := utf8.DecodeRuneInString(frame[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			writeByteEscape(&b, c)
+			b = appendByteEscape(b, c)
 		case Unsafe(r) && r != '\n':
-			writeRuneEscape(&b, r)
+			b = appendRuneEscape(b, r)
 		default:
-			b.WriteString(frame[i : i+size])
+			b = append(b, frame[i:i+size]...)
 		}
 		i += size
 	}
-	return b.String(), true
+	return string(b), true
 }
 
 func firstUnsafeView(frame string, allowed SGRSet) int {

@@ -146,24 +146,3 @@ func render(dst, p []byte, color bool) []byte {
 	}
 	return dst
 }
-
-// sliceWriter adapts a byte slice to byteWriter.
-type sliceWriter struct{ b []byte }
-
-func (s *sliceWriter) WriteByte(c byte) error { s.b = append(s.b, c); return nil }
-func (s *sliceWriter) WriteString(v string) (int, error) {
-	s.b = append(s.b, v...)
-	return len(v), nil
-}
-
-func appendByteEscape(dst []byte, c byte) []byte {
-	sw := sliceWriter{dst}
-	writeByteEscape(&sw, c)
-	return sw.b
-}
-
-func appendRuneEscape(dst []byte, r rune) []byte {
-	sw := sliceWriter{dst}
-	writeRuneEscape(&sw, r)
-	return sw.b
-}

@@ -244,7 +244,10 @@ const maxEmbeddedYAML = 1 << 20
 // was removed. Only multi-line text that has a "key: value" line or a list
 // item is tried, so that ordinary text is never reformatted.
 func (r *redactor) embeddedYAML(s string) (out string, ok bool) {
-	if len(s) > maxEmbeddedYAML || !strings.Contains(s, "\n") || !(strings.Contains(s, ": ") || strings.Contains(s, ":\n") || strings.Contains(s, "- ")) {
+	if len(s) > maxEmbeddedYAML || !strings.Contains(s, "\n") {
+		return "", false
+	}
+	if !strings.Contains(s, ": ") && !strings.Contains(s, ":\n") && !strings.Contains(s, "- ") {
 		return "", false
 	}
 	defer func() {

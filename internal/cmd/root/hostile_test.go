@@ -54,7 +54,7 @@ var hostileReplacements = []struct{ old, new string }{
 // JSON (a YAML file cannot hold C0 controls raw).
 func hostileCapture(t *testing.T, example string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("../../../examples", example))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", example))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,26 +277,25 @@ func TestHostileDashboard(t *testing.T) {
 		}
 		to.Color = true
 		m := tui.New(to)
-		drain := func(cmd tea.Cmd) {
-			for i := 0; cmd != nil && i < 50; i++ {
-				msg := cmd()
-				if batch, ok := msg.(tea.BatchMsg); ok {
-					for _, c := range batch {
-						if c != nil {
-							if m2 := c(); m2 != nil {
-								_, cmd = m.Update(m2)
-							}
-						}
-					}
-					break
+		// drain runs the commands an update returns, as Bubble Tea would
+		// (offline there are no ticks, so every command returns).
+		var drain func(cmd tea.Cmd, depth int)
+		drain = func(cmd tea.Cmd, depth int) {
+			if cmd == nil || depth > 20 {
+				return
+			}
+			switch msg := cmd().(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					drain(c, depth+1)
 				}
-				if msg == nil {
-					break
-				}
-				_, cmd = m.Update(msg)
+			default:
+				_, next := m.Update(msg)
+				drain(next, depth+1)
 			}
 		}
-		drain(m.Init())
+		drain(m.Init(), 0)
 		var out []string
 		for _, size := range [][2]int{{160, 48}, {80, 24}} {
 			m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
@@ -305,7 +304,7 @@ func TestHostileDashboard(t *testing.T) {
 				if k == "enter" {
 					_, cmd = m.Update(tea.KeyMsg{Type: tea.KeyEnter})
 				}
-				drain(cmd)
+				drain(cmd, 0)
 				out = append(out, m.View())
 			}
 		}
