@@ -114,8 +114,13 @@ type command struct {
 	// shown is the command line without "; echo $?".
 	shown string
 	args  []string
-	// head keeps the first N lines of stdout (0: all).
-	head       int
+	// head keeps the first N lines of stdout, tail the last N (0: all).
+	head int
+	tail int
+	// grep and after keep the first line containing grep and the after lines
+	// that follow it (`| grep -A N PATTERN`).
+	grep       string
+	after      int
 	noStdout   bool
 	noStderr   bool
 	echoStatus bool
@@ -154,27 +159,43 @@ func parseCommand(s string) (command, error) {
 		case "2>/dev/null":
 			c.noStderr = true
 		case "|":
-			if i+2 >= len(words) || words[i+1] != "head" || !strings.HasPrefix(words[i+2], "-") {
-				return c, errors.New("only `| head -N` may be piped to")
+			if i+1 < len(words) && words[i+1] == "grep" {
+				if i+4 != len(words)-1 || words[i+2] != "-A" {
+					return c, errors.New("only `| grep -A N PATTERN` may end the command")
+				}
+				n, err := strconv.Atoi(words[i+3])
+				if err != nil || n < 0 {
+					return c, fmt.Errorf("bad grep -A count %q", words[i+3])
+				}
+				c.grep, c.after = words[i+4], n
+				i += 4
+				continue
+			}
+			if i+2 >= len(words) || (words[i+1] != "head" && words[i+1] != "tail") || !strings.HasPrefix(words[i+2], "-") {
+				return c, errors.New("only `| head -N` or `| tail -N` may be piped to")
 			}
 			n, err := strconv.Atoi(words[i+2][1:])
 			if err != nil || n < 1 {
-				return c, fmt.Errorf("bad head count %q", words[i+2])
+				return c, fmt.Errorf("bad %s count %q", words[i+1], words[i+2])
 			}
 			if i+3 != len(words) {
-				return c, errors.New("`| head -N` must end the command")
+				return c, fmt.Errorf("`| %s -N` must end the command", words[i+1])
 			}
-			c.head = n
+			if words[i+1] == "head" {
+				c.head = n
+			} else {
+				c.tail = n
+			}
 			i += 2
 		default:
-			if c.head > 0 || c.noStdout || c.noStderr {
+			if c.head > 0 || c.tail > 0 || c.grep != "" || c.noStdout || c.noStderr {
 				return c, fmt.Errorf("argument %q after a redirection", w)
 			}
 			c.args = append(c.args, w)
 		}
 	}
-	if c.head > 0 && c.echoStatus {
-		return c, errors.New("`| head -N; echo $?` would show head's exit code")
+	if (c.head > 0 || c.tail > 0 || c.grep != "") && c.echoStatus {
+		return c, errors.New("`| head -N; echo $?` would show head's exit code, not the command's")
 	}
 	return c, nil
 }
@@ -245,6 +266,22 @@ func render(c command, console bool, run Runner) (string, error) {
 		lines := strings.SplitAfter(stdout, "\n")
 		if len(lines) > c.head {
 			stdout = strings.Join(lines[:c.head], "")
+		}
+	}
+	if c.grep != "" {
+		lines := strings.SplitAfter(stdout, "\n")
+		stdout = ""
+		for k, l := range lines {
+			if strings.Contains(l, c.grep) {
+				stdout = strings.Join(lines[k:min(len(lines), k+c.after+1)], "")
+				break
+			}
+		}
+	}
+	if c.tail > 0 {
+		lines := strings.SplitAfter(strings.TrimSuffix(stdout, "\n"), "\n")
+		if len(lines) > c.tail {
+			stdout = strings.Join(lines[len(lines)-c.tail:], "") + "\n"
 		}
 	}
 	if !console {

@@ -42,6 +42,10 @@ func TestFillBlocks(t *testing.T) {
 				"$ kubectl dynamo a | head -1\nout a\nnote\n" +
 				"$ kubectl dynamo fail2 > /dev/null; echo $?\n1 finding(s)\n2\n" +
 				"$ kubectl dynamo b 2>/dev/null\nout b\nline 2\nline 3\n```\n<!-- end generated -->\n", 1},
+		{"tail", "<!-- generated: kubectl dynamo a | tail -2 -->\n```\n```\n<!-- end generated -->\n",
+			"<!-- generated: kubectl dynamo a | tail -2 -->\n```\nline 2\nline 3\n```\n<!-- end generated -->\n", 1},
+		{"grep -A", "<!-- generated: kubectl dynamo a | grep -A 1 'line 2' -->\n```\n```\n<!-- end generated -->\n",
+			"<!-- generated: kubectl dynamo a | grep -A 1 'line 2' -->\n```\nline 2\nline 3\n```\n<!-- end generated -->\n", 1},
 		{"an error in a console block", "<!-- generated: kubectl dynamo fail1; echo $? -->\n````console\n````\n<!-- end generated -->\n",
 			"<!-- generated: kubectl dynamo fail1; echo $? -->\n````console\n$ kubectl dynamo fail1; echo $?\nerror: broken\n1\n````\n<!-- end generated -->\n", 1},
 		{"quoted arguments", "<!-- generated: kubectl dynamo hash --prompt 'a b' \"c \\\"d\\\"\" -->\n```\n```\n<!-- end generated -->\n",
@@ -77,7 +81,7 @@ func TestFillBlocksErrors(t *testing.T) {
 		{"error outside console", "<!-- generated: kubectl dynamo fail1 -->\n```json\n```\n<!-- end generated -->\n", "only a console block may show an error"},
 		{"echo outside console", "<!-- generated: kubectl dynamo a; echo $? -->\n```\n```\n<!-- end generated -->\n", "needs a console block"},
 		{"several commands outside console", "<!-- generated: kubectl dynamo a -->\n<!-- generated: kubectl dynamo b -->\n```\n```\n<!-- end generated -->\n", "several commands"},
-		{"other pipes", "<!-- generated: kubectl dynamo a | jq . -->\n```\n```\n<!-- end generated -->\n", "only `| head -N`"},
+		{"other pipes", "<!-- generated: kubectl dynamo a | jq . -->\n```\n```\n<!-- end generated -->\n", "only `| head -N` or `| tail -N`"},
 		{"other shell", "<!-- generated: kubectl dynamo a; ls -->\n```console\n```\n<!-- end generated -->\n", "only `; echo $?`"},
 		{"head and echo", "<!-- generated: kubectl dynamo a | head -2; echo $? -->\n```console\n```\n<!-- end generated -->\n", "head's exit code"},
 		{"unterminated quote", "<!-- generated: kubectl dynamo a 'b -->\n```\n```\n<!-- end generated -->\n", "unterminated"},

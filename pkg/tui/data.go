@@ -34,6 +34,10 @@ type DataOptions struct {
 	Name string
 	// SkewFactor is passed to inspect.Analyze.
 	SkewFactor float64
+	// Select, when set, replaces the Namespace/Name filter: it keeps the
+	// deployments in scope and fails when nothing matches (the CLI's one rule
+	// for a selection that matches nothing, cmdutil.Scope.Select).
+	Select func(*inspect.Snapshot) error
 }
 
 // NewData builds the dashboard's data from a bundle (a capture or a live
@@ -44,11 +48,15 @@ func NewData(b *inspect.Bundle, o DataOptions) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Namespace != "" {
+	if o.Select != nil {
+		if err := o.Select(snap); err != nil {
+			return nil, err
+		}
+	} else if o.Namespace != "" {
 		snap.Deployments = slices.DeleteFunc(snap.Deployments, func(d inspect.Deployment) bool { return d.Namespace != o.Namespace })
 		snap.Namespace = o.Namespace
 	}
-	if o.Name != "" {
+	if o.Select == nil && o.Name != "" {
 		snap.Deployments = slices.DeleteFunc(snap.Deployments, func(d inspect.Deployment) bool { return d.Name != o.Name })
 		if len(snap.Deployments) == 0 {
 			where := "namespace " + o.Namespace

@@ -1,6 +1,10 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+)
 
 // keyMap holds every key binding, defined once: Update matches against them and
 // the help overlay lists them.
@@ -46,9 +50,9 @@ func newKeyMap() keyMap {
 
 		ClearHighlight: b("c", "clear the ◆ highlight", "c"),
 
-		Edit:        b("i or /", "edit token ids (enter/esc leaves)", "i", "/"),
+		Edit:        b("i or /", "edit token ids (enter keeps, esc cancels)", "i", "/"),
 		Enforcement: b("e", "enforcement: preferred→off→required", "e"),
-		Weight:      b("w", "preferred weight: 0.5→1→2→policy", "w"),
+		Weight:      b("w", weightHelp(), "w"),
 		TempUp:      b("+", "temperature +0.25", "+", "="),
 		TempDown:    b("-", "temperature −0.25", "-"),
 		DomainDown:  b("z", "take the next domain value down", "z"),
@@ -72,4 +76,14 @@ func (k keyMap) groups() []helpGroup {
 		{"Findings", []key.Binding{k.ClearHighlight}},
 		{"Route explorer", []key.Binding{k.Edit, k.Enforcement, k.Weight, k.TempUp, k.TempDown, k.DomainDown, k.Exclude, k.ClearWhatIf, k.Matrix}},
 	}
+}
+
+// weightHelp describes the cycle of the w key from the weights it cycles
+// through, so the help cannot drift from the behaviour.
+func weightHelp() string {
+	parts := make([]string, 0, len(weights))
+	for _, w := range weights[1:] {
+		parts = append(parts, num(w))
+	}
+	return "preferred weight: " + strings.Join(parts, "→") + "→policy"
 }

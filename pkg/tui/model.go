@@ -154,6 +154,9 @@ type Model struct {
 	watch         WatchUpdate
 	watchEnded    bool
 	reloadPending bool
+	// flash answers a key that had nothing to do (d with one deployment,
+	// ctrl+r offline); the footer shows it until the next key.
+	flash string
 }
 
 // New builds the dashboard model.
@@ -319,6 +322,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, tea.Batch(cmd, m.waitWatch())
 	case tea.KeyMsg:
+		m.flash = ""
 		cmd := m.key(msg)
 		return m, cmd
 	}
@@ -369,7 +373,15 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.c.hl = highlight{}
 			return m.dataChanged()
 		}
+		if m.c.data != nil && len(m.c.data.Snapshot.Deployments) == 1 {
+			m.flash = "d: only one deployment is shown (" + m.c.data.Snapshot.Deployments[0].Key() + "); d cycles when there are several"
+		}
 	case key.Matches(msg, k.Refresh):
+		if m.opts.Load == nil {
+			m.flash = "ctrl+r: nothing to reload — the data is a capture file (" + m.opts.Mode + "), read once"
+			return nil
+		}
+		m.flash = "reloading…"
 		return m.reload()
 	default:
 		return p.update(msg)
@@ -452,6 +464,9 @@ func (m *Model) tabBar() string {
 
 func (m *Model) footer() string {
 	st, k := m.c.st, m.c.keys
+	if m.flash != "" {
+		return st.Warn.Render(fit(m.flash, m.c.width))
+	}
 	bs := append([]key.Binding{k.NextTab, k.Help, k.Quit}, m.pages[m.tab].hints()...)
 	var parts []string
 	for _, b := range bs {

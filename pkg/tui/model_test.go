@@ -72,6 +72,54 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("quitting %v, input %q", m.Quitting(), m.Route().input.Value())
 			}
 		}},
+		{"esc cancels the edit, enter keeps it", true, []tea.Msg{keys("4")}, func(t *testing.T, m *Model) {
+			before := m.Route().input.Value()
+			for _, k := range []tea.Msg{keys("i"), keys("q"), special(tea.KeyEsc)} {
+				send(t, m, k)
+			}
+			if got := m.Route().input.Value(); got != before || m.Route().editing {
+				t.Errorf("esc left the input %q (editing %v), want it as before the edit", got[max(0, len(got)-20):], m.Route().editing)
+			}
+			if x := m.Route().Explanation(); x == nil || len(m.Route().Tokens()) != 205 {
+				t.Errorf("the request changed: %d tokens", len(m.Route().Tokens()))
+			}
+			send(t, m, keys("i"))
+			send(t, m, special(tea.KeyBackspace))
+			send(t, m, special(tea.KeyEnter))
+			if got := m.Route().input.Value(); got == before {
+				t.Error("enter did not keep the edit")
+			}
+		}},
+		{"d with one deployment says so", false, []tea.Msg{keys("d")}, func(t *testing.T, m *Model) {
+			if v := m.View(); !strings.Contains(v, "d: only one deployment is shown (serving/qwen3-32b)") {
+				t.Errorf("no feedback for d:\n%s", v)
+			}
+			send(t, m, keys("2"))
+			if strings.Contains(m.View(), "only one deployment") {
+				t.Error("the feedback outlived the next key")
+			}
+		}},
+		{"ctrl+r offline says there is nothing to reload", false, []tea.Msg{special(tea.KeyCtrlR)}, func(t *testing.T, m *Model) {
+			if v := m.View(); !strings.Contains(v, "ctrl+r: nothing to reload") {
+				t.Errorf("no feedback for ctrl+r offline:\n%s", v)
+			}
+		}},
+		{"the w help follows the weights it cycles", false, []tea.Msg{keys("?")}, func(t *testing.T, m *Model) {
+			want := "preferred weight: 0.25→0.5→1→policy"
+			if !strings.Contains(m.View(), want) {
+				t.Errorf("help lacks %q", want)
+			}
+			m2 := newTestModel(t, prefillOnly, 120, 40, exampleTokens(t))
+			var seen []string
+			for range weights {
+				send(t, m2, keys("4"))
+				send(t, m2, keys("w"))
+				seen = append(seen, num(m2.Route().PreferredWeight()))
+			}
+			if got := strings.Join(seen, "→"); got != "0.25→0.5→1→0" {
+				t.Errorf("w cycles %s", got)
+			}
+		}},
 		{"resize", false, []tea.Msg{tea.WindowSizeMsg{Width: 100, Height: 30}}, func(t *testing.T, m *Model) {
 			if m.c.width != 100 || m.c.height != 30 {
 				t.Errorf("size %dx%d", m.c.width, m.c.height)

@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 )
@@ -29,10 +31,12 @@ var weights = []float64{0, 0.25, 0.5, 1}
 // RoutePage is the route explorer: token ids in, pkg/explain's dry run out,
 // with what-ifs that re-run it at once.
 type RoutePage struct {
-	c        *common
-	input    textinput.Model
-	editing  bool
-	tokenize func(string) ([]uint32, error)
+	c       *common
+	input   textinput.Model
+	editing bool
+	// editStart is the input when editing began: Esc restores it.
+	editStart string
+	tokenize  func(string) ([]uint32, error)
 
 	tokens   []uint32
 	tokenSrc string
@@ -231,6 +235,12 @@ func (p *RoutePage) update(msg tea.Msg) tea.Cmd {
 		if ok && (km.Type == tea.KeyEsc || km.Type == tea.KeyEnter) {
 			p.editing = false
 			p.input.Blur()
+			if km.Type == tea.KeyEsc && p.input.Value() != p.editStart {
+				// Esc cancels the edit: the request is what it was before.
+				p.input.SetValue(p.editStart)
+				p.parse()
+				return p.run()
+			}
 			return nil
 		}
 		before := p.input.Value()
@@ -249,6 +259,7 @@ func (p *RoutePage) update(msg tea.Msg) tea.Cmd {
 	switch {
 	case key.Matches(km, k.Edit):
 		p.editing = true
+		p.editStart = p.input.Value()
 		return p.input.Focus()
 	case key.Matches(km, k.Enforcement):
 		p.enforcement = nextEnforcement(p.enforcement)
@@ -433,34 +444,50 @@ func (p *RoutePage) verdictLines(width int) []string {
 	st := p.c.st
 	v := p.x.Verdict
 	var lines []string
-	if v.Routable {
-		head := "Verdict: ✓ ROUTABLE"
-		if v.FailureProbability > 0 || len(v.FailingPrefill) > 0 {
-			head = "Verdict: ! ROUTABLE this time, but fails with probability " + pct(v.FailureProbability) + " depending on the prefill pick"
-			lines = append(lines, st.Warn.Render(fit(head, width)))
-		} else {
-			lines = append(lines, st.Good.Render(head)+"  "+st.Dim.Render(fit(p.x.Summary, max(width-22, 0))))
-		}
-	} else {
-		head := "Verdict: ✗ NOT ROUTABLE — fails at the " + v.Stage + " stage (" + v.Error + ")"
+	// The headline is the risk of the decision, the same for every seed (as
+	// explain-route prints it); this draw is a detail under it.
+	head := "Verdict: " + p.x.Headline()
+	switch v.Outcome {
+	case explain.OutcomeFails:
 		lines = append(lines, st.Bad.Render(fit(head, width)))
+	case explain.OutcomeCanFail:
+		lines = append(lines, st.Warn.Render(fit(head, width)))
+		if draw, ok := p.x.Draw(); draw != "" {
+			style := st.Good
+			if !ok {
+				style = st.Bad
+			}
+			lines = append(lines, "  "+style.Render(fit("Draw: "+draw, max(width-2, 0))))
+		}
+	default:
+		lines = append(lines, st.Good.Render(head)+"  "+st.Dim.Render(fit(p.x.Summary, max(width-lipgloss.Width(head)-2, 0))))
 	}
 	if v.Cause != "" {
-		for j, l := range wrap("Cause: "+v.Cause, width-2) {
+		for _, l := range wrapAtMost("Cause: "+v.Cause, width-2, 2) {
 			lines = append(lines, "  "+l)
-			if j == 1 {
-				break
-			}
 		}
 	}
 	if v.Fix != "" {
-		for j, l := range wrap("Fix: "+v.Fix, width-2) {
+		for _, l := range wrapAtMost("Fix: "+v.Fix, width-2, 2) {
 			lines = append(lines, "  "+st.Good.Render(l))
-			if j == 1 {
-				break
-			}
 		}
 	}
+	return lines
+}
+
+// wrapAtMost wraps s to width and keeps at most n lines; when it cuts, the
+// last line kept ends in an ellipsis, so a sentence never stops unmarked.
+func wrapAtMost(s string, width, n int) []string {
+	lines := wrap(s, width)
+	if len(lines) <= n {
+		return lines
+	}
+	lines = lines[:n]
+	last := strings.TrimRight(lines[n-1], " ")
+	if lipgloss.Width(last)+1 > width {
+		last = ansi.Truncate(last, max(width-1, 0), "")
+	}
+	lines[n-1] = last + "…"
 	return lines
 }
 

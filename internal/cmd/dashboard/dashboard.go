@@ -40,6 +40,10 @@ type Options struct {
 	// Resolved by Complete.
 	namespace string
 	bundle    func(ctx context.Context) (*inspect.Bundle, error)
+	// scope is what the command line selects; inventory lists the
+	// deployments of other namespaces when it matches nothing (live).
+	scope     cmdutil.Scope
+	inventory cmdutil.Inventory
 	// live is the live collection (nil with --from-file): watched, and
 	// re-collected on a change; base is the last collection without the
 	// frontend, which Poll re-reads every --refresh.
@@ -129,12 +133,18 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		return cmdutil.FlagErrorf("--theme must be dark or light, not %q", o.Theme)
 	}
 	o.theme = theme
+	o.scope = cmdutil.Scope{Command: "dashboard", Source: cmdutil.SourceArgs(cmd), File: o.FromFile,
+		NamespaceGiven: cmd.Flags().Changed("namespace")}
+	if o.Name != "" {
+		o.scope.Names = []string{o.Name}
+	}
 	if o.FromFile != "" {
 		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
 		if err != nil {
 			return err
 		}
 		o.namespace, o.bundle = ns, load
+		o.scope.Namespace = ns
 	} else {
 		ns, err := cmdutil.LiveNamespace(f, "dashboard")
 		if err != nil {
@@ -157,6 +167,12 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		opts.Kube = api
 		o.live = &opts
 		o.bundle = o.collect
+		o.scope.Namespace, o.scope.Context = ns, opts.Context
+		timeout := opts.RESTConfig.Timeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, timeout)
 	}
 	switch {
 	case o.Tokens != "" && o.TokenFile != "":
@@ -204,8 +220,12 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if !o.IO.IsStdoutTTY() {
-		return cmdutil.WithHint(errors.New("the dashboard needs a terminal, and stdout is not one"),
-			"For a non-interactive view that reprints on change, use: kubectl dynamo topology --watch (or explain-route for one request)")
+		hint := "For a non-interactive view that reprints on change, use: kubectl dynamo topology --watch (or explain-route for one request)"
+		if o.FromFile != "" {
+			hint = "For the same data without a terminal, use: " + cmdutil.CommandLine("topology", []string{"--from-file", o.FromFile}) +
+				" (or explain-route for one request)"
+		}
+		return cmdutil.WithHint(errors.New("the dashboard needs a terminal, and stdout is not one"), hint)
 	}
 	return nil
 }
@@ -274,12 +294,8 @@ func (o *Options) load(ctx context.Context) (*tui.Data, error) {
 
 // data turns a bundle into the dashboard's data.
 func (o *Options) data(b *inspect.Bundle) (*tui.Data, error) {
-	d, err := tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor})
-	if err != nil {
-		hint := "Try: kubectl dynamo topology -A to list every deployment"
-		return nil, cmdutil.WithHint(err, hint)
-	}
-	return d, nil
+	sel := func(s *inspect.Snapshot) error { return o.scope.Select(context.Background(), s, o.inventory) }
+	return tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor, Select: sel})
 }
 
 // TUIOptions reads the data once and returns the dashboard's options: the

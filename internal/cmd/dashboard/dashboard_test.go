@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/spf13/cobra"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmd/dashboard"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
@@ -46,17 +48,61 @@ func options(t *testing.T, args ...string) (*dashboard.Options, error) {
 }
 
 // TestRefusesWithoutTerminal: piped stdout gets a clear error pointing at
-// topology --watch, exit 1, and nothing on stdout.
+// the same data without a terminal (topology with the user's --from-file, never
+// --watch, which refuses a file), exit 1, and nothing on stdout.
 func TestRefusesWithoutTerminal(t *testing.T) {
 	r := cmdtest.Run(t, "dashboard", "--from-file", example)
 	if r.ExitCode != cmdutil.ExitError {
 		t.Errorf("exit %d, want 1", r.ExitCode)
 	}
-	if !strings.Contains(r.Stderr, "needs a terminal") || !strings.Contains(r.Stderr, "kubectl dynamo topology --watch") {
+	if !strings.Contains(r.Stderr, "needs a terminal") || !strings.Contains(r.Stderr, "kubectl dynamo topology --from-file "+example) ||
+		strings.Contains(r.Stderr, "--watch") {
 		t.Errorf("stderr %q", r.Stderr)
 	}
 	if r.Stdout != "" {
 		t.Errorf("stdout %q", r.Stdout)
+	}
+}
+
+// TestSelectionMatchingNothingFails: the dashboard follows the CLI's one rule —
+// a namespace or name that matches nothing, or a file with no Dynamo objects,
+// fails before the screen is taken, listing what exists.
+func TestSelectionMatchingNothingFails(t *testing.T) {
+	pod := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec: {containers: [{name: c, image: x}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"wrong namespace", []string{"--from-file", example, "-n", "wrongns"},
+			[]string{"no DynamoGraphDeployment in namespace wrongns of the capture file", "serving/qwen3-32b", "Try: kubectl dynamo dashboard --from-file " + example + " -n serving"}},
+		{"wrong name", []string{"--from-file", example, "nope"},
+			[]string{"no DynamoGraphDeployment named nope", "serving/qwen3-32b"}},
+		{"not a capture", []string{"--from-file", pod},
+			[]string{"holds no DynamoGraphDeployment and no Dynamo worker pod"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := options(t, tc.args...)
+			if err == nil {
+				_, err = o.TUIOptions(context.Background())
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var b strings.Builder
+			code := cmdutil.Report(&b, &cobra.Command{Use: "kubectl dynamo"}, nil, err)
+			if code != cmdutil.ExitError {
+				t.Errorf("exit %d", code)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("error lacks %q:\n%s", w, b.String())
+				}
+			}
+		})
 	}
 }
 

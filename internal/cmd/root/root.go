@@ -29,11 +29,23 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 router's decisions with a faithful Go port of its logic.
 
 It never changes anything in the cluster.`,
-		Example: `  # Compute Dynamo's KV block hashes for some token ids
-  kubectl dynamo hash --tokens 1,2,3,4,5,6,7,8 --block-size 4
+		Example: `  # Per-domain prefill/decode capacity and topology findings of every deployment (exit 2 on findings)
+  kubectl dynamo topology -A
 
-  # Print the version
-  kubectl dynamo version -o json`,
+  # The same offline, on an example capture (no cluster needed)
+  kubectl dynamo topology --from-file examples/prefill-only-zone-required.yaml
+
+  # Dry-run the router for a prompt: where it would go, or why it would fail
+  kubectl dynamo explain-route -n serving qwen3-32b --prompt "Hello"
+
+  # The interactive dashboard over the same data
+  kubectl dynamo dashboard -n serving
+
+  # Save a redacted capture for offline analysis or a bug report
+  kubectl dynamo capture -n serving > capture.yaml
+
+  # Dynamo's KV block hashes for some token ids
+  kubectl dynamo hash --tokens 1,2,3,4,5,6,7,8 --block-size 4`,
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: DisplayName,
 		},

@@ -111,3 +111,26 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("--color completion = %q", r.Stdout)
 	}
 }
+
+// TestHelpShowsTheMainJobsFirst: the root help's examples start with the main
+// jobs (topology, explain-route, dashboard), and every example runs as a
+// command this binary has.
+func TestHelpShowsTheMainJobsFirst(t *testing.T) {
+	r := cmdtest.Run(t, "--help")
+	ex := r.Stdout[strings.Index(r.Stdout, "Examples:"):]
+	var cmds []string
+	for _, line := range strings.Split(ex, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "kubectl dynamo "); ok {
+			cmds = append(cmds, strings.Fields(rest)[0])
+		}
+	}
+	if len(cmds) < 3 || cmds[0] != "topology" || !strings.Contains(strings.Join(cmds[:5], " "), "explain-route") ||
+		!strings.Contains(strings.Join(cmds[:5], " "), "dashboard") {
+		t.Errorf("examples run %v; want topology, explain-route and dashboard first", cmds)
+	}
+	for _, c := range cmds {
+		if h := cmdtest.Run(t, c, "--help"); h.ExitCode != 0 {
+			t.Errorf("example command %q: exit %d", c, h.ExitCode)
+		}
+	}
+}
