@@ -82,3 +82,9 @@ func dashIfEmpty(s string) string {
 	}
 	return s
 }
+
+// ShortReason is why the candidate is not eligible without the "worker NAME "
+// the router's message starts with (the row already names the worker).
+func (c Candidate) ShortReason() string {
+	return strings.TrimPrefix(c.Reason, "worker "+c.Worker+" ")
+}

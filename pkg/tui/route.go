@@ -518,13 +518,18 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 	if p.matrix {
 		lines = append(lines, "", st.Bold.Render("All prefill landings (--all-prefill)"))
 		lines = append(lines, st.Header.Render(fit(fmt.Sprintf("  %s %-12s %7s  %-22s %s", fit("PREFILL", nameW), domain, "P", "OUTCOME", "DECODE"), width)))
+		prefills := make([]string, len(x.Matrix))
+		for i, r := range x.Matrix {
+			prefills[i] = r.Prefill
+		}
+		names := newNameFitter(prefills, nameW)
 		for _, r := range x.Matrix {
 			out := "✓ routable"
 			if !r.Routable {
 				out = "✗ " + r.Error
 			}
 			m := mark(r.Prefill)
-			line := fmt.Sprintf("%s%s %-12s %7s  %-22s %s", m, fit(r.Prefill, nameW), fit(orDash(r.Domain), 12), pct(r.Probability), fit(out, 22), orDash(strings.Join(r.DecodeSelected, ", ")))
+			line := fmt.Sprintf("%s%s %-12s %7s  %-22s %s", m, fit(names.fit(r.Prefill), nameW), fit(orDash(r.Domain), 12), pct(r.Probability), fit(out, 22), orDash(strings.Join(r.DecodeSelected, ", ")))
 			line = fit(line, width)
 			if !r.Routable {
 				line = st.Bad.Render(line)
@@ -555,7 +560,15 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 			}
 			lines = append(lines, "", fit(st.Bold.Render(head), width))
 			lines = append(lines, st.Header.Render(fit(fmt.Sprintf("  %s %-12s %8s %10s %7s  %s", fit("WORKER", nameW), domain, "OVERLAP", "COST", "P", "STATUS"), width)))
-			for _, c := range s.Candidates {
+			workers := make([]string, len(s.Candidates))
+			for i, c := range s.Candidates {
+				workers[i] = c.Worker
+				if c.DpRank > 0 {
+					workers[i] += ":" + strconv.Itoa(int(c.DpRank))
+				}
+			}
+			names := newNameFitter(workers, nameW)
+			for i, c := range s.Candidates {
 				m := mark(c.Worker)
 				costText, prob := "-", "-"
 				if c.Scored {
@@ -568,13 +581,9 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 				case c.InTieSet:
 					status = "≈ tie"
 				case !c.Eligible:
-					status = "✗ " + c.Reason
+					status = "✗ " + c.ShortReason()
 				}
-				w := c.Worker
-				if c.DpRank > 0 {
-					w += ":" + strconv.Itoa(int(c.DpRank))
-				}
-				line := fit(fmt.Sprintf("%s%s %-12s %8s %10s %7s  %s", m, fit(w, nameW), fit(orDash(c.Domain), 12), short(c.OverlapBlocks), costText, prob, status), width)
+				line := fit(fmt.Sprintf("%s%s %-12s %8s %10s %7s  %s", m, fit(names.fit(workers[i]), nameW), fit(orDash(c.Domain), 12), short(c.OverlapBlocks), costText, prob, status), width)
 				switch {
 				case c.Selected:
 					line = st.Good.Render(line)

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"github.com/charmbracelet/lipgloss"
+
 	"cmp"
 	"fmt"
 	"slices"
@@ -187,11 +189,33 @@ func (p *workersPage) view(width, height int) string {
 	if width < 100 {
 		cols = slices.DeleteFunc(cols, func(c workerColumn) bool { return c.title == "NODE" && workerColumns[p.sortCol].title != "NODE" })
 	}
+	// Text columns are as wide as their content (within bounds), so that a
+	// long POD does not take the room NODE needs; POD gets the rest, up to its
+	// longest name.
+	pods := make([]string, len(p.all))
+	for i := range p.all {
+		pods[i] = p.all[i].Pod
+	}
+	for i := range cols {
+		switch cols[i].title {
+		case "DOMAIN":
+			cols[i].width = contentWidth(p.all, cols[i], 6, 24)
+		case "NODE":
+			cols[i].width = contentWidth(p.all, cols[i], 4, 32)
+		}
+	}
 	fixed := 2
 	for _, c := range cols[1:] {
 		fixed += c.width + 1
 	}
-	cols[0].width = max(width-fixed-1, 12)
+	longest := 3
+	for _, n := range pods {
+		longest = max(longest, lipgloss.Width(n))
+	}
+	cols[0].width = max(min(width-fixed-1, longest), 12)
+	names := newNameFitter(pods, cols[0].width)
+	podCell := cols[0].cell
+	cols[0].cell = func(r *workerRow) string { return names.fit(podCell(r)) }
 	arrow := "▲"
 	if p.desc {
 		arrow = "▼"
@@ -249,6 +273,16 @@ func (p *workersPage) view(width, height int) string {
 		lines = append(lines, st.Dim.Render("  no worker matches the filter (esc clears it)"))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// contentWidth is the width of a column's widest cell (plus two spaces of
+// air) or title, within [lo, hi].
+func contentWidth(rows []workerRow, c workerColumn, lo, hi int) int {
+	w := max(lipgloss.Width(c.title)+1, lo)
+	for i := range rows {
+		w = max(w, lipgloss.Width(c.cell(&rows[i]))+2)
+	}
+	return min(w, hi)
 }
 
 // cell fits s to width, right-aligned when right.
