@@ -471,6 +471,8 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Old data is said first: it qualifies everything below it.
+	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
 	x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Request: req, KV: kv, Options: o.input})
 	if err != nil {
 		return explainErr(err)
@@ -544,9 +546,16 @@ func (o *Options) print(x *explain.Explanation) error {
 	}
 	wide, st := o.Output.Format == cmdutil.OutputWide, style{color: o.IO.ColorEnabled()}
 	if o.Output.NoHeaders {
+		// The notes, which the report prints under Notes:, go to stderr: the
+		// rows stay parseable and old or degraded data is not silent.
+		for _, n := range x.Notes {
+			if n.Severity == inspect.NoteWarning {
+				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
+			}
+		}
 		return printRows(o.IO.Out, x, wide, st)
 	}
-	return printExplanation(o.IO.Out, x, wide, false, st)
+	return printExplanation(o.IO.Out, x, o.Now(), wide, false, st)
 }
 
 // exitFor returns exit 2 when the request fails or can fail.

@@ -41,7 +41,7 @@ func (s style) dim(t string) string  { return s.paint("2", t) }
 const shownBlocks = 3
 
 // printExplanation writes the human form.
-func printExplanation(w io.Writer, x *explain.Explanation, wide, noHeaders bool, st style) error {
+func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, noHeaders bool, st style) error {
 	var b strings.Builder
 	domain := "DOMAIN"
 	if x.Router.Policy != nil && x.Router.Policy.Domain != "" {
@@ -177,8 +177,8 @@ func printExplanation(w io.Writer, x *explain.Explanation, wide, noHeaders bool,
 	b.WriteString("\n" + st.bold("Sources:") + "\n")
 	for _, s := range x.Sources {
 		at := ""
-		if !s.At.IsZero() {
-			at = " (at " + s.At.UTC().Format(time.TimeOnly) + ")"
+		if stamp := inspect.Stamp(s.At, now); stamp != "" {
+			at = " (" + stamp + ")"
 		}
 		fmt.Fprintf(&b, "  %-14s %s%s\n", s.What, s.Detail, at)
 	}

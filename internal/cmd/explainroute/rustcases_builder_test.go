@@ -131,7 +131,9 @@ func (d rcDeployment) Write(t *testing.T) string {
 	}
 	list := rcObj{"apiVersion": "v1", "kind": "List",
 		"metadata": rcObj{"annotations": rcObj{
-			"kubectl-dynamo.io/collected-at": "2026-11-20T12:00:00Z",
+			// Five minutes before cmdtest's clock: a fresh capture draws no
+			// age warning (pkg/inspect.FreshnessNotes).
+			"kubectl-dynamo.io/collected-at": "2026-11-22T11:55:00Z",
 			"kubectl-dynamo.io/context":      "rust-vectors",
 		}},
 		"items": items}
@@ -329,7 +331,7 @@ func (d rcDeployment) metrics() rcObj {
 	m := rcObj{"apiVersion": "kubectl-dynamo.io/v1alpha1", "kind": "FrontendMetrics",
 		"metadata":    rcObj{"name": d.Name + "-frontend", "namespace": rcNamespace},
 		"deployment":  d.Name,
-		"collectedAt": "2026-11-20T12:00:00Z",
+		"collectedAt": "2026-11-22T11:55:00Z",
 		"text":        b.String()}
 	if d.BusyThreshold != "" {
 		m["busyThreshold"] = d.BusyThreshold

@@ -49,7 +49,7 @@ func severitySymbol(sev inspect.Severity) string {
 func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n",
-		st.bold("Context:"), orDash(r.Context), st.bold("Namespace:"), namespaceLabel(r.Namespace), st.bold("Sources:"), sourcesLine(r.Sources))
+		st.bold("Context:"), orDash(r.Context), st.bold("Namespace:"), namespaceLabel(r.Namespace), st.bold("Sources:"), sourcesLine(r.Sources, o.Now()))
 	if len(r.Deployments) == 0 {
 		b.WriteString("\nNo DynamoGraphDeployment found.\n")
 	}
@@ -200,18 +200,24 @@ func policyLine(p *inspect.PolicySummary) string {
 	return s
 }
 
-func sourcesLine(src []inspect.SourceStatus) string {
+// sourcesLine names each source with when it was read and how long ago:
+// "capture (2026-11-20 12:03, 47h ago)", "frontend (…, DEGRADED)".
+func sourcesLine(src []inspect.SourceStatus, now time.Time) string {
 	if len(src) == 0 {
 		return "-"
 	}
 	parts := make([]string, 0, len(src))
 	for _, s := range src {
-		p := string(s.Kind)
-		if !s.At.IsZero() {
-			p += " " + s.At.UTC().Format(time.TimeOnly)
+		var detail []string
+		if stamp := inspect.Stamp(s.At, now); stamp != "" {
+			detail = append(detail, stamp)
 		}
 		if s.Degraded {
-			p += " (DEGRADED)"
+			detail = append(detail, "DEGRADED")
+		}
+		p := string(s.Kind)
+		if len(detail) > 0 {
+			p += " (" + strings.Join(detail, ", ") + ")"
 		}
 		parts = append(parts, p)
 	}

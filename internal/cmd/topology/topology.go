@@ -240,6 +240,8 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 			return nil, err
 		}
 	}
+	// Old data is said first: it qualifies everything below it.
+	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
 	return inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}), nil
 }
 

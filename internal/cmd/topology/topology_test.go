@@ -243,3 +243,67 @@ func TestTopologyNoHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestTopologyDataAge: every source shows its date and age, and old data is
+// a warning note first among the notes (stderr with --no-headers): a capture
+// older than 24h, loads scraped more than 5m before the capture was taken
+// (pkg/inspect.FreshnessNotes). The clock is 2026-11-22 12:00 UTC.
+func TestTopologyDataAge(t *testing.T) {
+	example, err := os.ReadFile(examples + "prefill-only-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// retime sets when the capture was taken and when its loads were scraped.
+	retime := func(capturedAt, scrapedAt string) string {
+		s := strings.Replace(string(example), `kubectl-dynamo.io/collected-at: "2026-11-20T12:03:11Z"`, `kubectl-dynamo.io/collected-at: "`+capturedAt+`"`, 1)
+		s = strings.Replace(s, "\n  collectedAt: \"2026-11-20T12:03:11Z\"\n", "\n  collectedAt: \""+scrapedAt+"\"\n", 1)
+		if s == string(example) {
+			t.Fatal("the example's times moved: update retime")
+		}
+		return s
+	}
+	cases := []struct {
+		name, stdin, shown string
+		args               []string
+		notes              int
+	}{
+		{"fresh_capture", retime("2026-11-22T11:00:00Z", "2026-11-22T11:00:00Z"), "(the example taken 2026-11-22T11:00:00Z)\n",
+			[]string{"topology", "--from-file", "-", "--exit-zero"}, 0},
+		{"loads_older_than_capture", retime("2026-11-22T11:58:00Z", "2026-11-22T11:30:00Z"), "(the example taken 2026-11-22T11:58:00Z, loads scraped 11:30:00)\n",
+			[]string{"topology", "--from-file", "-", "--exit-zero"}, 1},
+		{"old_capture_no_headers", string(example), "(the example, taken 2026-11-20T12:03:11Z)\n",
+			[]string{"topology", "--from-file", "-", "--exit-zero", "--no-headers"}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cmdtest.RunWith(t, cmdtest.Options{Stdin: tc.stdin}, tc.args...)
+			golden.Assert(t, cmdtest.Transcript(tc.args, tc.shown, r))
+			if r.ExitCode != 0 {
+				t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+			}
+			if got := strings.Count(r.Stdout+r.Stderr, "UTC, "); got != tc.notes {
+				t.Errorf("%d age warnings, want %d", got, tc.notes)
+			}
+			r = cmdtest.RunWith(t, cmdtest.Options{Stdin: tc.stdin}, "topology", "--from-file", "-", "-o", "json")
+			var rep struct {
+				Sources []struct{ At string }
+				Notes   []struct{ Severity, Message string }
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Sources) == 0 || rep.Sources[0].At == "" {
+				t.Errorf("-o json has no source time: %+v", rep.Sources)
+			}
+			n := 0
+			for _, note := range rep.Notes {
+				if strings.Contains(note.Message, "UTC, ") {
+					n++
+				}
+			}
+			if n != tc.notes {
+				t.Errorf("-o json: %d age notes, want %d: %+v", n, tc.notes, rep.Notes)
+			}
+		})
+	}
+}
