@@ -44,6 +44,7 @@ func main() {
 		{"healthy-three-zone-required.yaml", "A healthy disaggregated deployment: required zone policy, prefill and decode in every zone.", healthyThreeZone},
 		{"prefill-only-zone-required.yaml", "Required zone policy where us-east-1c has prefill workers but no decode: every request prefilled there fails.", prefillOnlyZone},
 		{"preferred-rollout-drift.yaml", "A preferred-policy rollout in progress: a node relabelled after the pod started, new pods whose topology label is missing, a worker that publishes no domain.", preferredRollout},
+		{"vllm-disagg-default-router.yaml", "Upstream's vLLM disaggregated example (vllm/deploy/v1beta1/disagg.yaml): the frontend runs without --router-mode, so it routes round-robin; a required zone policy is set but decode picks ignore it.", vllmDisaggDefaultRouter},
 		{"etcd-discovery-v1alpha1.yaml", "An older v1alpha1 deployment using etcd discovery (lease ids above 2^53), rack-level required policy.", etcdV1alpha1},
 	}
 	check(os.MkdirAll(filepath.Join(out, "prompts"), 0o755))
@@ -144,6 +145,19 @@ func prefillOnlyZone() []obj {
 	// The system prompt is cached in us-east-1c, so the KV router prefers that
 	// zone for prefill — where no decode worker can take the transfer.
 	return append(d.objects(), d.kvEvents(map[string]int{"qwen3-32b-0-prefill-us-east-1c-0": 10, "qwen3-32b-0-prefill-us-east-1a-0": 3}))
+}
+
+// vllmDisaggDefaultRouter follows upstream's vllm/deploy/v1beta1/disagg.yaml:
+// Frontend, VllmDecodeWorker and VllmPrefillWorker, and a frontend started as
+// plain "python3 -m dynamo.frontend" (the default router mode, round-robin),
+// here spread over two zones with a required transfer policy.
+func vllmDisaggDefaultRouter() []obj {
+	d := deployment{name: "vllm-disagg", ns: "dynamo", dynNS: "dynamo-vllm-disagg", apiVersion: "nvidia.com/v1beta1",
+		labelKey: "topology.kubernetes.io/zone", domain: "zone", enforcement: "required", discovery: "kubernetes",
+		model: "Qwen/Qwen3-0.6B", nativeTypes: true, prefillComp: "VllmPrefillWorker", decodeComp: "VllmDecodeWorker",
+		frontendArgs: []string{"python3", "-m", "dynamo.frontend"}}
+	d.workers = zoneWorkers(d, map[string][2]int{"us-west-2a": {1, 1}, "us-west-2b": {1, 1}}, 1)
+	return append(d.objects(), d.kvEvents(map[string]int{"vllm-disagg-0-vllmprefillworker-us-west-2a-0": 10}))
 }
 
 func preferredRollout() []obj {

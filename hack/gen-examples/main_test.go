@@ -22,7 +22,7 @@ func TestExamplesUpToDate(t *testing.T) {
 		t.Fatalf("gen-examples: %v\n%s", err, out)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) != 4 {
+	if err != nil || len(files) != 5 {
 		t.Fatalf("generated %v (%v)", files, err)
 	}
 	files = append(files, filepath.Join(dir, "prompts", "support-chat.tokens"))

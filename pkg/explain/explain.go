@@ -69,6 +69,8 @@ type explainer struct {
 	dep *inspect.Deployment
 
 	cfg, pcfg  routecore.KvRouterConfig
+	mode       routecore.RouterMode
+	modeKnown  bool
 	thresholds routecore.BusyThresholds
 	policy     *inspect.TransferPolicy
 
@@ -180,6 +182,14 @@ func (e *explainer) config() error {
 	if err := e.in.Request.Override.Validate(e.cfg.Profile); err != nil {
 		return inputErr("See docs/routing.md for the per-request override fields.", "invalid router_config_override: %v", err)
 	}
+	modeSource := e.routerMode()
+	if k.RouterMode != nil {
+		changed = append(changed, "router_mode="+string(*k.RouterMode))
+		if *k.RouterMode != e.mode {
+			modeSource = "--router-mode what-if (the frontend runs " + string(e.mode) + ", from " + modeSource + ")"
+		}
+		e.mode, e.modeKnown = *k.RouterMode, true
+	}
 	if e.dep.Policy != nil {
 		p := *e.dep.Policy
 		e.policy = &p
@@ -214,6 +224,7 @@ func (e *explainer) config() error {
 		profile = routecore.ProfileLatest
 	}
 	e.x.Router = RouterInfo{
+		Mode: e.mode, ModeSource: modeSource,
 		Profile: profile, Config: e.cfg, PrefillConfig: e.pcfg, ConfigSource: source,
 		Thresholds: e.thresholds, Policy: e.policy, Overrides: changed,
 		Seed: e.in.Options.Seed, SeedGiven: e.in.Options.SeedGiven,
@@ -689,6 +700,9 @@ func (e *explainer) route() error {
 	if len(e.prefill) == 0 && e.cfg.RouterTrackActiveBlocks && req.Override.Resolve(e.cfg).AssumeKvReuse {
 		req.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
 		x.Assumptions = append(x.Assumptions, "none of the request's blocks is assumed shared with in-flight requests (the router's active-sequence ledger is not visible)")
+	}
+	if e.modeKnown && !e.mode.IsKV() {
+		return e.routeByMode(req)
 	}
 	pcfg := e.pcfg
 	di := routecore.DisaggInput{

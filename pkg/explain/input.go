@@ -89,6 +89,8 @@ type Knobs struct {
 	PreferredWeight *float64
 	// Thresholds replace the busy thresholds when set.
 	Thresholds *routecore.BusyThresholds
+	// RouterMode replaces the frontend's router mode (--router-mode what-if).
+	RouterMode *routecore.RouterMode
 }
 
 // Enforcement is a what-if transfer enforcement.
@@ -179,6 +181,8 @@ type WhatIf struct {
 	Prefill string
 	// AllPrefill evaluates the decode outcome for every prefill candidate.
 	AllPrefill bool
+	// Decode is the decode worker a direct-mode request names: POD.
+	Decode string
 }
 
 // Options tune the dry run.

@@ -85,6 +85,12 @@ type BlockInfo struct {
 
 // RouterInfo is the router configuration the dry run used.
 type RouterInfo struct {
+	// Mode is the frontend's router mode (--router-mode / DYN_ROUTER_MODE,
+	// default round-robin), resolved exactly as topology resolves it, after the
+	// --router-mode what-if. Only kv runs the KV cost model.
+	Mode routecore.RouterMode `json:"mode"`
+	// ModeSource says where Mode came from (frontend args, env, default, …).
+	ModeSource string `json:"modeSource"`
 	// Profile is the Dynamo compatibility profile (--dynamo-version).
 	Profile routecore.Profile `json:"profile"`
 	// Config is the frontend (decode) router config; PrefillConfig the prefill
@@ -122,6 +128,8 @@ type Stage struct {
 	MinCost     float64 `json:"minCost"`
 	// Constraints are the routing constraints this leg ran with.
 	Constraints routecore.RoutingConstraints `json:"constraints"`
+	// ModeExplanation says how a non-KV router mode picks (empty in kv mode).
+	ModeExplanation string `json:"modeExplanation,omitempty"`
 	// Error and ErrorKind are set when the leg failed.
 	ErrorKind string `json:"errorKind,omitempty"`
 	Error     string `json:"error,omitempty"`
@@ -147,7 +155,10 @@ type Candidate struct {
 	Credit        float64 `json:"credit"`
 	Cost          float64 `json:"cost"`
 	Probability   float64 `json:"probability"`
-	Eligible      bool    `json:"eligible"`
+	// InFlight is the requests in flight a non-KV picker read (power-of-two,
+	// least-loaded, device-aware-weighted).
+	InFlight uint64 `json:"inFlight,omitempty"`
+	Eligible bool   `json:"eligible"`
 	// Reason says why an ineligible candidate was excluded.
 	Reason     string               `json:"reason,omitempty"`
 	ReasonCode routecore.ReasonCode `json:"reasonCode,omitempty"`
@@ -171,6 +182,9 @@ type Transfer struct {
 	Rule            routecore.TransferRule          `json:"rule"`
 	Explanation     string                          `json:"explanation"`
 	Failed          bool                            `json:"failed,omitempty"`
+	// Ignored is true when the router mode's decode pick does not read the
+	// derived constraints (every mode but kv).
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 // Verdict is whether the request is routable and, if not, why and what to do.
@@ -203,6 +217,11 @@ type Verdict struct {
 	// FailingPrefill lists the prefill workers whose pick would make the request
 	// fail (from Alternatives or the matrix).
 	FailingPrefill []string `json:"failingPrefill,omitempty"`
+	// ConstraintIgnoredProbability is, in a non-KV router mode, the chance that
+	// the decode pick lands on a worker the transfer constraint derived from the
+	// prefill pick would have excluded (required) or not preferred (preferred):
+	// the non-KV pickers do not read routing constraints.
+	ConstraintIgnoredProbability float64 `json:"constraintIgnoredProbability,omitempty"`
 }
 
 // Outcome is the risk of a routing decision over every pick the router may

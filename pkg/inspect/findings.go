@@ -239,7 +239,7 @@ func (a *anAnalysis) checkRouterMode() {
 			src = " (from " + r.ModeSource + ")"
 		}
 		a.add(Finding{ID: FindingRouterNotKV, Severity: SeverityWarning, Objects: objs,
-			Message: fmt.Sprintf("the frontend routes in %s mode%s, not kv: the kvTransferPolicy has no effect and decode workers are picked without regard to %s", r.Mode, src, a.domainName()),
+			Message: fmt.Sprintf("the frontend routes in %s mode%s, not kv: the prefill router still derives the decode constraint from the prefill worker it picks (and a required policy still fails the request when it cannot), but the %s decode pick does not read routing constraints, so decode workers are picked without regard to %s and the KV transfer may cross it", r.Mode, src, r.Mode, a.domainName()),
 			Hint:    "run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)"}, false)
 	}
 	for _, o := range r.WorkerSetOverrides {
@@ -256,7 +256,7 @@ func (a *anAnalysis) checkRouterMode() {
 			objs = []string{a.dgdObject()}
 		}
 		a.add(Finding{ID: FindingRouterNotKV, Severity: SeverityWarning, Objects: objs,
-			Message: fmt.Sprintf("worker set %s publishes a router_config with router_mode %s, which replaces the frontend's: the kvTransferPolicy has no effect on its requests", o.Component, o.Mode),
+			Message: fmt.Sprintf("worker set %s publishes a router_config with router_mode %s, which replaces the frontend's for its hop: the %s picker does not read routing constraints, so the kvTransferPolicy's decode constraint has no effect on picks among these workers", o.Component, o.Mode, o.Mode),
 			Hint:    "remove router_mode from the worker set's router_config or set it to kv"}, false)
 	}
 }

@@ -64,6 +64,7 @@ type Options struct {
 	knobFloats    map[string]*float64
 	knobBools     map[string]*bool
 	Enforcement   string
+	RouterMode    string
 	DynamoVersion string
 	BlockSize     int
 	Thresholds    thresholdFlags
@@ -72,6 +73,7 @@ type Options struct {
 	ExcludeWorkers []string
 	DomainDown     []string
 	Prefill        string
+	Decode         string
 	Seed           uint64
 	AllPrefill     bool
 
@@ -203,6 +205,7 @@ random pick), 1 error.`,
 		fl.BoolVar(v, k.flag, false, k.help)
 	}
 	fl.StringVar(&o.Enforcement, "enforcement", "", "What-if transfer enforcement for every prefill worker: required|preferred|off")
+	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode: round-robin|random|power-of-two|least-loaded|device-aware-weighted|direct|kv")
 	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "Reproduce an older Dynamo release: a version (e.g. 1.1.0) or a profile ("+profileNames()+")")
 	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
 	fl.Float64Var(&o.Thresholds.decodeBlocks, "active-decode-blocks-threshold", 0, "What-if busy threshold: fraction of KV blocks in use that marks a worker overloaded")
@@ -212,6 +215,7 @@ random pick), 1 error.`,
 	fl.StringSliceVar(&o.ExcludeWorkers, "exclude-worker", nil, "What-if: remove these worker pods from routing (comma-separated or repeated)")
 	fl.StringSliceVar(&o.DomainDown, "domain-down", nil, "What-if: remove every worker in KEY=VALUE, e.g. zone=us-east-1a (comma-separated or repeated)")
 	fl.StringVar(&o.Prefill, "prefill", "", "What-if: force the prefill pick (POD or POD:RANK), as a pinned prefill_worker_id")
+	fl.StringVar(&o.Decode, "decode", "", "What-if: the decode worker a direct-mode request names (POD)")
 	fl.Uint64Var(&o.Seed, "seed", 0, "Seed for the random tie-break and sampling (the router itself picks at random)")
 	fl.BoolVar(&o.AllPrefill, "all-prefill", false, "Evaluate the decode outcome for every eligible prefill worker (a matrix)")
 
@@ -221,6 +225,14 @@ random pick), 1 error.`,
 	_ = cmd.RegisterFlagCompletionFunc("exclude-worker", completion.Pods(f, completion.Arg(0)))
 	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), inspect.RolePrefill))
 	_ = cmd.RegisterFlagCompletionFunc("domain-down", completion.DomainValues(f, completion.Arg(0)))
+	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Arg(0), inspect.RoleDecode))
+	_ = cmd.RegisterFlagCompletionFunc("router-mode", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var out []string
+		for _, m := range routecore.RouterModes {
+			out = append(out, string(m))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = cmd.RegisterFlagCompletionFunc("enforcement", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"required", "preferred", "off"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -320,6 +332,13 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 		}
 		k.Enforcement = &e
 	}
+	if o.RouterMode != "" {
+		m, err := routecore.ParseRouterMode(o.RouterMode)
+		if err != nil {
+			return cmdutil.FlagErrorf("--router-mode: %v", err)
+		}
+		k.RouterMode = &m
+	}
 	if o.DynamoVersion != "" {
 		p, err := explain.ProfileForVersion(o.DynamoVersion)
 		if err != nil {
@@ -347,7 +366,7 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 		}
 		in.Loads = append(in.Loads, lo)
 	}
-	in.WhatIf = explain.WhatIf{ExcludeWorkers: o.ExcludeWorkers, Prefill: o.Prefill, AllPrefill: o.AllPrefill}
+	in.WhatIf = explain.WhatIf{ExcludeWorkers: o.ExcludeWorkers, Prefill: o.Prefill, Decode: o.Decode, AllPrefill: o.AllPrefill}
 	for _, s := range o.DomainDown {
 		dv, err := explain.ParseDomainValue(s)
 		if err != nil {

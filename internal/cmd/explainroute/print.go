@@ -50,6 +50,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.bold(fmt.Sprintf("%-12s", k+":")), v) }
 
 	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", x.Namespace, x.Deployment, st.bold("Context:"), orDash(x.Context), st.bold("Model:"), orDash(x.Model)))
+	kv("Router mode", modeLine(x))
 	r := x.Request
 	tail := r.TokenCount - len(r.Blocks)*r.BlockSize
 	req := fmt.Sprintf("%d tokens → %d full block(s) of %d", r.TokenCount, len(r.Blocks), r.BlockSize)
@@ -258,13 +259,23 @@ func pctWhole(p float64) string {
 	return strconv.FormatFloat(math.Round(100*p), 'f', 0, 64) + "%"
 }
 
+// modeLine is the router mode and where it came from.
+func modeLine(x *explain.Explanation) string {
+	line := fmt.Sprintf("%s (%s)", orDash(string(x.Router.Mode)), orDash(x.Router.ModeSource))
+	if x.Router.Mode != "" && !x.Router.Mode.IsKV() {
+		line += " — not kv: the KV cost model does not run, and decode picks ignore routing constraints"
+	}
+	return line
+}
+
 func routerLine(x *explain.Explanation) string {
 	c := x.Router.Config
-	parts := []string{
-		"profile " + string(x.Router.Profile),
-		"credit " + num(c.OverlapScoreCredit),
-		"prefill scale " + num(c.PrefillLoadScale),
-		"temperature " + num(c.RouterTemperature),
+	parts := []string{"profile " + string(x.Router.Profile)}
+	if x.Router.Mode.IsKV() || x.Router.Mode == "" {
+		parts = append(parts,
+			"credit "+num(c.OverlapScoreCredit),
+			"prefill scale "+num(c.PrefillLoadScale),
+			"temperature "+num(c.RouterTemperature))
 	}
 	if p := x.Router.Policy; p != nil {
 		pol := fmt.Sprintf("policy %s %s", p.Domain, p.Enforcement)
@@ -286,7 +297,20 @@ func routerLine(x *explain.Explanation) string {
 
 func stageLine(s *explain.Stage, seed uint64, seedGiven bool) string {
 	if s.ErrorKind != "" {
+		if s.ModeExplanation != "" {
+			return fmt.Sprintf("%s: %s (%s)", s.Rule, s.Error, s.ErrorKind)
+		}
 		return "no candidate can take the request (" + s.ErrorKind + ")"
+	}
+	if s.ModeExplanation != "" {
+		if len(s.Selected) > 1 {
+			how := "seed " + strconv.FormatUint(seed, 10)
+			if !seedGiven {
+				how += "; --seed N draws another"
+			}
+			return fmt.Sprintf("%s — P column = each worker's chance (this run: %s, %s)", s.ModeExplanation, s.Pick, how)
+		}
+		return fmt.Sprintf("%s (%s): %s", s.Pick, s.Rule, s.ModeExplanation)
 	}
 	switch {
 	case s.RandomTie:
@@ -326,6 +350,8 @@ func candidateTable(s *explain.Stage, domain string, st style) *printers.Table {
 		if c.Scored {
 			cost, pre, dec, credit = num(c.Cost), num(c.PrefillBlocks), num(c.DecodeBlocks), num(c.Credit)
 			p = pct(c.Probability)
+		} else if s.ModeExplanation != "" && c.Eligible {
+			p = pct(c.Probability)
 		}
 		status := st.good("✓ eligible")
 		switch {
@@ -335,6 +361,8 @@ func candidateTable(s *explain.Stage, domain string, st style) *printers.Table {
 			status = st.good("✓ picked (tie)")
 		case c.Selected:
 			status = st.good("✓ picked")
+		case s.ModeExplanation != "" && c.Reason != "":
+			status = st.dim("✓ " + c.Reason)
 		case c.InTieSet:
 			status = st.good("✓ tie")
 		}
