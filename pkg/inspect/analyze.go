@@ -146,6 +146,7 @@ func (a *anAnalysis) run() DeploymentReport {
 	a.domains = a.buildDomains()
 	dr.PrefillToDecode = a.deploymentRatio()
 	dr.Tree = anBuildTree(d, a.replicas)
+	dr.Workers = anWorkerReports(a.replicas)
 
 	a.check()
 
@@ -218,6 +219,22 @@ func anBuildReplicas(workers []Worker, withPolicy bool) []*anReplica {
 				r.loadBlocks = anSatAdd(r.loadBlocks, *rc.TotalKvBlocks)
 			}
 		}
+	}
+	return out
+}
+
+// anWorkerReports lists the replicas with their roles and the signals behind them.
+func anWorkerReports(rs []*anReplica) []WorkerReport {
+	out := make([]WorkerReport, 0, len(rs))
+	for _, r := range rs {
+		wr := WorkerReport{Leader: r.leader.Pod, Component: r.leader.Component, Role: r.role, RoleSignal: r.leader.RoleSignal,
+			Pods: []string{r.leader.Pod}, Ready: r.ready, GPUs: r.gpus, Value: r.value}
+		for _, p := range r.pods {
+			if p != r.leader {
+				wr.Pods = append(wr.Pods, p.Pod)
+			}
+		}
+		out = append(out, wr)
 	}
 	return out
 }

@@ -386,9 +386,26 @@ func TestRoleFromArgs(t *testing.T) {
 		{[]string{"--is-prefill-worker=false"}, "", ""},
 		{[]string{"--disaggregation-mode"}, "", ""},
 		{[]string{"--model", "x"}, "", ""},
+		// TRT-LLM names the roles context and generation.
+		{[]string{"--disaggregation-mode", "context"}, RolePrefill, "--disaggregation-mode"},
+		{[]string{"--disaggregation-mode=generation"}, RoleDecode, "--disaggregation-mode"},
+		{[]string{"--is-decode-worker"}, RoleDecode, "--is-decode-worker"},
+		// The operator's TRT-LLM multinode leader (backend_trtllm.go setupLeaderContainer):
+		// the engine command is a bash -c script run by mpirun inside the sh -c script.
+		{bldArgv([]string{"/bin/sh", "-c"}, []string{`mkdir -p $HOME/.ssh && cp /ssh-pk/private.key $HOME/.ssh/id_rsa && ` +
+			`mpirun $([ "$(id -u)" = "0" ] && echo --allow-run-as-root) --oversubscribe -n 8 -H $(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-ctx-ldr-0.$(GROVE_HEADLESS_SERVICE) ` +
+			`--mca pml ob1 --mca plm_rsh_args "-p 2222 -o StrictHostKeyChecking=no -i $HOME/.ssh/id_rsa" -x HF_HOME -x HOME ` +
+			`bash -c 'trtllm-llmapi-launch python3 -m dynamo.trtllm --model-path Qwen/Qwen3-0.6B --extra-engine-args /workspace/prefill.yaml --disaggregation-mode context'`}, nil),
+			RolePrefill, "--disaggregation-mode (in mpirun › bash -c)"},
+		// Its worker pods run only sshd.
+		{bldArgv([]string{"/bin/sh", "-c"}, []string{`mkdir -p $HOME/.ssh && ssh-keygen -t rsa -f $HOME/.ssh/host_keys/ssh_host_rsa_key -N '' && /usr/sbin/sshd -D -f $HOME/.ssh/sshd_config`}, nil), "", ""},
+		// A command line in one word, two shells deep.
+		{[]string{"sh", "-c", `exec bash -lc "python3 -m dynamo.vllm --is-decode-worker"`}, RoleDecode, "--is-decode-worker (in sh -c › bash -lc)"},
+		// A JSON argument that merely contains spaces is not a command line.
+		{[]string{"--override-engine-args", `{"a": "b c"}`}, "", ""},
 	}
 	for _, tc := range cases {
-		r, f := bldRoleFromArgs(tc.argv)
+		r, f := bldRoleFromArgs(tc.argv, nil)
 		if r != tc.role || f != tc.flag {
 			t.Errorf("bldRoleFromArgs(%q) = %q, %q; want %q, %q", tc.argv, r, f, tc.role, tc.flag)
 		}

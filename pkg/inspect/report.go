@@ -33,6 +33,30 @@ type DeploymentReport struct {
 	// Tree is the topology hierarchy (e.g. zone › rack › host) with capacity at each
 	// level, built from the Grove topology object or well-known node labels.
 	Tree *TreeNode `json:"tree,omitempty"`
+	// Workers are the worker replicas, in pod-name order of their first pod, with
+	// the role each was counted as and the signal that decided it.
+	Workers []WorkerReport `json:"workers,omitempty"`
+}
+
+// WorkerReport is one worker replica: a single-node worker pod, or the pods of
+// one multinode replica (counted once, with its leader's role and value and the
+// GPUs of all its pods).
+type WorkerReport struct {
+	// Leader is the pod that decides the replica (the pod itself when single-node).
+	Leader    string `json:"leader"`
+	Component string `json:"component,omitempty"`
+	Role      Role   `json:"role"`
+	// RoleSignal says which signal decided the role: card worker_type, a label, the
+	// DGD's declared type, an engine arg (and the shell it was nested in), env
+	// DYN_DISAGGREGATION_MODE, the component name, or a deployment-wide fallback.
+	RoleSignal string `json:"roleSignal"`
+	// Pods are all the replica's pods, leader first.
+	Pods  []string `json:"pods"`
+	Ready bool     `json:"ready"`
+	GPUs  int64    `json:"gpus"`
+	// Value is the transfer-domain value the router sees for the replica ("" when
+	// none, and always "" without a policy).
+	Value string `json:"value,omitempty"`
 }
 
 // PolicySummary is the part of the kvTransferPolicy a report shows.

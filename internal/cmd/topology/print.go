@@ -68,6 +68,14 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 		} else if err := domainTable(d, r.Findings, o).Render(w, tableOptions(o, st)); err != nil {
 			return err
 		}
+		if o.Output.Format == "wide" && !o.Tree && len(d.Workers) > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+			if err := workerTable(d).Render(w, tableOptions(o, st)); err != nil {
+				return err
+			}
+		}
 	}
 	if len(r.Findings) > 0 {
 		b.WriteString("\n" + st.bold("Findings:") + "\n")
@@ -138,6 +146,35 @@ func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Opt
 			tokens(dom.Prefill.KvTokens), tokens(dom.Decode.KvTokens),
 			fmt.Sprintf("%d/%d", dom.Aggregated.Ready, dom.Aggregated.Total),
 			strings.Join(printers.Cells(dom.Prefill.Workers), ","), strings.Join(printers.Cells(dom.Decode.Workers), ","))
+	}
+	return t
+}
+
+// workerTable is one row per worker replica (wide output): its role and the
+// signal that decided it, its pods (leader first), GPUs and domain value.
+func workerTable(d *inspect.DeploymentReport) *printers.Table {
+	domainHeader := "Domain"
+	if d.Policy != nil && d.Policy.Domain != "" {
+		domainHeader = d.Policy.Domain
+	}
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "Worker"}, {Header: "Component"}, {Header: "Role"}, {Header: "Role Signal", MaxWidth: printers.Unlimited},
+		{Header: "Ready"}, {Header: "GPUs"}, {Header: domainHeader}, {Header: "Pods", MaxWidth: printers.Unlimited},
+	}}
+	for _, wr := range d.Workers {
+		ready := "no"
+		if wr.Ready {
+			ready = "yes"
+		}
+		value := wr.Value
+		if value == "" {
+			value = "-"
+			if d.Policy != nil {
+				value = "(no value)"
+			}
+		}
+		t.AddRow(wr.Leader, orDash(wr.Component), string(wr.Role), orDash(wr.RoleSignal), ready,
+			strconv.FormatInt(wr.GPUs, 10), value, strconv.Itoa(len(wr.Pods)))
 	}
 	return t
 }

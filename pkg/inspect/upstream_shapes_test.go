@@ -1,0 +1,494 @@
+package inspect
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Upstream deployment shapes: Dynamo's own example DGDs
+// (ai-dynamo/dynamo examples/backends/{vllm,sglang,trtllm}/deploy/), with
+// components renamed and no DynamoWorkerMetadata published, rendered into pods
+// the way the operator reconciles them on the Grove path
+// (deploy/operator/internal/dynamo: graph.go labels and env, grove.go
+// GroveMultinodeDeployer host names and ranks, backend_trtllm.go's mpirun leader
+// and sshd workers, backend_vllm.go's Ray leader and agents, backend_sglang.go's
+// --dist-init-addr/--nnodes/--node-rank). The captures are written to
+// testdata/upstream/ (UPDATE_GOLDEN=1 rewrites them; the test fails when they
+// drift from this generator) so that `topology --from-file` reads them as a
+// user's capture.
+
+// upComp is one worker component of an upstream example.
+type upComp struct {
+	name, ctype, subType string
+	nodes                int // multinode.nodeCount (1: single-node)
+	gpus                 int // per pod
+	command, args        []string
+	zones                []string // one per replica: the zone its pods run in
+	pending              []bool   // per replica: its pods are not scheduled
+}
+
+// upShape is one upstream example, as rebuilt.
+type upShape struct {
+	file     string // testdata/upstream/<file>
+	upstream string // the example it is rebuilt from: path@commit
+	api      string // nvidia.com/v1alpha1 or v1beta1
+	dgd, ns  string
+	backend  string
+	policy   bool // add a labelKey zone policy, enforcement required
+	env      []map[string]any
+	comps    []upComp
+}
+
+const upZoneKey = "topology.kubernetes.io/zone"
+
+func upShapes() []upShape {
+	trtArgs := func(cfg, mode string) []string {
+		return []string{"--model-path", "Qwen/Qwen3-0.6B", "--served-model-name", "Qwen/Qwen3-0.6B", "--extra-engine-args", "/workspace/" + cfg, "--disaggregation-mode", mode}
+	}
+	trtEnv := []map[string]any{{"name": "OMPI_ALLOW_RUN_AS_ROOT", "value": "1"}, {"name": "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "value": "1"}, {"name": "HF_HOME", "value": "/models"}}
+	vllmArgs := func(role string) []string {
+		a := []string{"--model", "Qwen/Qwen3-0.6B", "--tensor-parallel-size", "2"}
+		if role == "decode" {
+			a = append(a, "--is-decode-worker")
+		} else {
+			a = append(a, "--disaggregation-mode", "prefill")
+		}
+		return append(a, "--kv-transfer-config", `{"kv_connector": "NixlConnector", "kv_role": "kv_both", "engine_id": "vllm-disagg-`+role+`-engine-0abc123"}`)
+	}
+	sglArgs := func(mode string) []string {
+		return []string{"--model-path", "Qwen/Qwen3-0.6B", "--served-model-name", "Qwen/Qwen3-0.6B", "--tp-size", "8", "--trust-remote-code", "--skip-tokenizer-init",
+			"--disaggregation-mode", mode, "--disaggregation-transfer-backend", "nixl", "--disaggregation-bootstrap-port", "30001", "--host", "0.0.0.0", "--mem-fraction-static", "0.82"}
+	}
+	sglEnv := []map[string]any{{"name": "GLOO_SOCKET_IFNAME", "value": "eth0"}}
+	trt := []string{"python3", "-m", "dynamo.trtllm"}
+	vllm := []string{"python3", "-m", "dynamo.vllm"}
+	sgl := []string{"python3", "-m", "dynamo.sglang"}
+	return []upShape{
+		{file: "trtllm-disagg-multinode-v1alpha1.yaml", upstream: "examples/backends/trtllm/deploy/disagg-multinode.yaml@25417557c21eb30586fa9996bfd179cbce956318",
+			api: "nvidia.com/v1alpha1", dgd: "trtllm-disagg-tp8", ns: "llm", backend: "trtllm", env: trtEnv, comps: []upComp{
+				{name: "ctx", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("prefill.yaml", "prefill"), zones: []string{"us-east-1a"}},
+				{name: "gen", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("decode.yaml", "decode"), zones: []string{"us-east-1a"}},
+			}},
+		// The issue's case: context workers in a zone without generation workers, under
+		// a zone policy with required enforcement; TRT-LLM's own role words.
+		{file: "trtllm-disagg-multinode-v1beta1-zone-required.yaml", upstream: "examples/backends/trtllm/deploy/v1beta1/disagg-multinode.yaml@78f05084eb0c07fbfdf36de0d459634a4417f495",
+			api: "nvidia.com/v1beta1", dgd: "trtllm-disagg-tp8", ns: "llm", backend: "trtllm", policy: true, env: trtEnv, comps: []upComp{
+				{name: "ctx", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("prefill.yaml", "context"), zones: []string{"us-east-1a", "us-east-1b"}},
+				{name: "gen", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("decode.yaml", "generation"), zones: []string{"us-east-1a"}},
+			}},
+		{file: "vllm-disagg-multinode-v1alpha1.yaml", upstream: "examples/backends/vllm/deploy/disagg-multinode.yaml@d2143fc82c1307ca322c10c88db5977b966ff790",
+			api: "nvidia.com/v1alpha1", dgd: "vllm-disagg", ns: "llm", backend: "vllm", comps: []upComp{
+				{name: "gen", ctype: "worker", nodes: 2, gpus: 1, command: vllm, args: vllmArgs("decode"), zones: []string{"us-east-1a"}},
+				{name: "ctx", ctype: "worker", nodes: 2, gpus: 1, command: vllm, args: vllmArgs("prefill"), zones: []string{"us-east-1a"}},
+			}},
+		{file: "vllm-disagg-multinode-v1beta1.yaml", upstream: "examples/backends/vllm/deploy/v1beta1/disagg-multinode.yaml@369732d4303affed83a61039bcdcb32d89aeb528",
+			api: "nvidia.com/v1beta1", dgd: "vllm-disagg", ns: "llm", backend: "vllm", policy: true, comps: []upComp{
+				{name: "gen", ctype: "worker", nodes: 2, gpus: 1, command: vllm, args: vllmArgs("decode"), zones: []string{"us-east-1a", "us-east-1b"}},
+				{name: "ctx", ctype: "worker", nodes: 2, gpus: 1, command: vllm, args: vllmArgs("prefill"), zones: []string{"us-east-1a", "us-east-1b"}},
+			}},
+		{file: "sglang-disagg-multinode-v1alpha1.yaml", upstream: "examples/backends/sglang/deploy/disagg-multinode.yaml@64ae795121910bb247718c166d760737d961ef97",
+			api: "nvidia.com/v1alpha1", dgd: "sglang-disagg-multinode", ns: "llm", backend: "sglang", env: sglEnv, comps: []upComp{
+				{name: "gen", ctype: "worker", nodes: 2, gpus: 4, command: sgl, args: sglArgs("decode"), zones: []string{"us-east-1a"}},
+				{name: "ctx", ctype: "worker", nodes: 2, gpus: 4, command: sgl, args: sglArgs("prefill"), zones: []string{"us-east-1a"}},
+			}},
+		{file: "sglang-disagg-multinode-v1beta1.yaml", upstream: "examples/backends/sglang/deploy/v1beta1/disagg-multinode.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c",
+			api: "nvidia.com/v1beta1", dgd: "sglang-disagg-multinode", ns: "llm", backend: "sglang", policy: true, env: sglEnv, comps: []upComp{
+				{name: "gen", ctype: "decode", nodes: 2, gpus: 4, command: sgl, args: sglArgs("decode"), zones: []string{"us-east-1a"}},
+				{name: "ctx", ctype: "prefill", nodes: 2, gpus: 4, command: sgl, args: sglArgs("prefill"), zones: []string{"us-east-1a"}},
+			}},
+	}
+}
+
+// upQuote quotes a word for a sh -c script as the operator's shellQuoteForBashC does.
+func upQuote(s string) string {
+	if !strings.ContainsAny(s, " \t\n'\"\\{}[]$`!") {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`, "`", "\\`", "'", `'"'"'`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func upJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = upQuote(w)
+	}
+	return strings.Join(q, " ")
+}
+
+// mainContainer returns the command and args of one pod of a replica, as the
+// operator's backend rewrites them (leader: rank 0).
+func (sh *upShape) mainContainer(c upComp, leader bool, env []map[string]any) (cmd, args []string) {
+	if c.nodes <= 1 {
+		return c.command, c.args
+	}
+	comp := strings.ToLower(c.name)
+	ldrHost := "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-" + comp + "-ldr-0.$(GROVE_HEADLESS_SERVICE)"
+	switch sh.backend {
+	case "trtllm":
+		ssh := []string{"mkdir -p $HOME/.ssh", "ls -la /ssh-pk/", "cp /ssh-pk/private.key $HOME/.ssh/id_rsa", "cp /ssh-pk/private.key.pub $HOME/.ssh/id_rsa.pub",
+			"cp /ssh-pk/private.key.pub $HOME/.ssh/authorized_keys", "chmod 600 $HOME/.ssh/id_rsa $HOME/.ssh/authorized_keys", "chmod 644 $HOME/.ssh/id_rsa.pub",
+			`printf 'Host *\nIdentityFile '$HOME'/.ssh/id_rsa\nStrictHostKeyChecking no\nPort 2222\n' > $HOME/.ssh/config`}
+		if !leader {
+			ssh[0] = "mkdir -p $HOME/.ssh $HOME/.ssh/host_keys $HOME/.ssh/run"
+			ssh = append(ssh, "ssh-keygen -t rsa -f $HOME/.ssh/host_keys/ssh_host_rsa_key -N ''",
+				`printf 'Port 2222\nHostKey '$HOME'/.ssh/host_keys/ssh_host_rsa_key\nPidFile '$HOME'/.ssh/run/sshd.pid\nStrictModes no\nPermitRootLogin yes\nPasswordAuthentication no\nPubkeyAuthentication yes\nAuthorizedKeysFile '$HOME'/.ssh/authorized_keys\n' > $HOME/.ssh/sshd_config`,
+				"/usr/sbin/sshd -D -f $HOME/.ssh/sshd_config")
+			return []string{"/bin/sh", "-c"}, []string{strings.Join(ssh, " && ")}
+		}
+		hosts := []string{ldrHost}
+		for i := 0; i < c.nodes-1; i++ {
+			hosts = append(hosts, fmt.Sprintf("$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-%s-wkr-%d.$(GROVE_HEADLESS_SERVICE)", comp, i))
+		}
+		names := map[string]bool{"CUDA_VISIBLE_DEVICES": true, "HF_HOME": true, "HOME": true, "LD_LIBRARY_PATH": true, "PATH": true, "PYTHONPATH": true, "OMPI_MCA_orte_keep_fqdn_hostnames": true}
+		for _, e := range env {
+			names[e["name"].(string)] = true
+		}
+		var x []string
+		for _, n := range sortedKeys(names) {
+			x = append(x, "-x "+n)
+		}
+		mpirun := fmt.Sprintf(`mpirun $([ "$(id -u)" = "0" ] && echo --allow-run-as-root) --oversubscribe -n %d -H %s --mca pml ob1 --mca plm_rsh_args "-p 2222 -o StrictHostKeyChecking=no -i $HOME/.ssh/id_rsa" %s bash -c 'trtllm-llmapi-launch %s'`,
+			c.nodes*c.gpus, strings.Join(hosts, ","), strings.Join(x, " "), upJoin(append(append([]string{}, c.command...), c.args...)))
+		return []string{"/bin/sh", "-c"}, []string{strings.Join(append(ssh, mpirun), " && ")}
+	case "vllm": // tensor parallel over nodes, Ray executor
+		if !leader {
+			return []string{"/bin/sh", "-c"}, []string{"ray start --address=" + ldrHost + ":6379 --block"}
+		}
+		return []string{"/bin/sh", "-c"}, []string{"ray start --head --port=6379 && " + upJoin(c.command) + " " + upJoin(c.args) + " --distributed-executor-backend ray"}
+	case "sglang":
+		flags := "--dist-init-addr " + ldrHost + ":29500 --nnodes " + fmt.Sprint(c.nodes) + " --node-rank "
+		if leader {
+			return c.command, append(append([]string{}, c.args...), strings.Fields(flags+"0")...)
+		}
+		return []string{"sh", "-c"}, []string{"exec " + upJoin(c.command) + " " + upJoin(c.args) + " " + flags + "$((GROVE_PCLQ_POD_INDEX + 1))"}
+	}
+	return c.command, c.args
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// dgdObject is the DGD as the user applied it (the upstream example, renamed).
+func (sh *upShape) dgdObject() map[string]any {
+	spec := map[string]any{"backendFramework": sh.backend}
+	if sh.policy {
+		spec["experimental"] = map[string]any{"kvTransferPolicy": map[string]any{"labelKey": upZoneKey, "domain": "zone", "enforcement": "required"}}
+	}
+	fe := []string{"python3", "-m", "dynamo.frontend"}
+	if sh.api == "nvidia.com/v1alpha1" {
+		services := map[string]any{"Frontend": map[string]any{"componentType": "frontend", "replicas": 1,
+			"extraPodSpec": map[string]any{"mainContainer": map[string]any{"image": "my-registry/" + sh.backend + "-runtime:my-tag", "command": fe}}}}
+		for _, c := range sh.comps {
+			s := map[string]any{"componentType": c.ctype, "replicas": len(c.zones), "resources": map[string]any{"limits": map[string]any{"gpu": fmt.Sprint(c.gpus)}},
+				"extraPodSpec": map[string]any{"mainContainer": map[string]any{"image": "my-registry/" + sh.backend + "-runtime:my-tag", "command": c.command, "args": c.args}}}
+			if c.nodes > 1 {
+				s["multinode"] = map[string]any{"nodeCount": c.nodes}
+			}
+			if c.subType != "" {
+				s["subComponentType"] = c.subType
+			}
+			services[c.name] = s
+		}
+		spec["services"] = services
+		if len(sh.env) > 0 {
+			spec["envs"] = sh.env
+		}
+	} else {
+		comps := []any{map[string]any{"name": "Frontend", "type": "frontend", "replicas": 1,
+			"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0", "command": fe}}}}}}
+		for _, c := range sh.comps {
+			m := map[string]any{"name": c.name, "type": c.ctype, "replicas": len(c.zones),
+				"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0",
+					"command": c.command, "args": c.args, "resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": fmt.Sprint(c.gpus)}}}}}}}
+			if c.nodes > 1 {
+				m["multinode"] = map[string]any{"nodeCount": c.nodes}
+			}
+			comps = append(comps, m)
+		}
+		spec["components"] = comps
+		if len(sh.env) > 0 {
+			spec["env"] = sh.env
+		}
+	}
+	return map[string]any{"apiVersion": sh.api, "kind": "DynamoGraphDeployment",
+		"metadata": map[string]any{"name": sh.dgd, "namespace": sh.ns, "generation": 1}, "spec": spec}
+}
+
+// objects renders the DGD, its nodes and the pods the operator and Grove create.
+func (sh *upShape) objects() []map[string]any {
+	objs := []map[string]any{sh.dgdObject()}
+	pcs := sh.dgd
+	dynNS := sh.ns + "-" + sh.dgd
+	nodeN := 0
+	var nodes []map[string]any
+	newNode := func(zone string, gpus int) string {
+		nodeN++
+		name := fmt.Sprintf("gpu-node-%02d", nodeN)
+		nodes = append(nodes, map[string]any{"apiVersion": "v1", "kind": "Node",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{"kubernetes.io/hostname": name, upZoneKey: zone}},
+			"status":   map[string]any{"capacity": map[string]any{"nvidia.com/gpu": fmt.Sprint(gpus)}, "allocatable": map[string]any{"nvidia.com/gpu": fmt.Sprint(gpus)}}})
+		return name
+	}
+	podIP := 10
+	pod := func(name, comp, ctype, clique string, extraLabels map[string]string, node, zone string, env []map[string]any, cmd, args []string, gpus int, pending bool) map[string]any {
+		labels := map[string]any{"nvidia.com/dynamo-graph-deployment-name": sh.dgd, "nvidia.com/dynamo-component": comp, "nvidia.com/dynamo-component-type": ctype,
+			"nvidia.com/dynamo-namespace": dynNS, "nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true",
+			"app.kubernetes.io/managed-by": "grove-operator", "app.kubernetes.io/part-of": pcs, "grove.io/podclique": clique, "grove.io/podcliqueset-replica-index": "0"}
+		for k, v := range extraLabels {
+			labels[k] = v
+		}
+		worker := ctype != "frontend"
+		ann := map[string]any{}
+		if worker && sh.policy {
+			ann["nvidia.com/topology-label-key"] = upZoneKey
+			if !pending {
+				labels[upZoneKey] = zone // copied from the node by the topology-label controller
+			}
+		}
+		c := map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0", "env": env}
+		if len(cmd) > 0 {
+			c["command"] = cmd
+		}
+		if len(args) > 0 {
+			c["args"] = args
+		}
+		if gpus > 0 {
+			c["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": fmt.Sprint(gpus)}, "requests": map[string]any{"nvidia.com/gpu": fmt.Sprint(gpus)}}
+		}
+		spec := map[string]any{"containers": []any{c}}
+		status := map[string]any{"phase": "Running", "podIP": fmt.Sprintf("10.0.%d.%d", podIP/250, podIP%250),
+			"conditions": []any{map[string]any{"type": "PodScheduled", "status": "True"}, map[string]any{"type": "Ready", "status": "True"}}}
+		podIP++
+		if pending {
+			status = map[string]any{"phase": "Pending", "conditions": []any{map[string]any{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+				"message": fmt.Sprintf("0/%d nodes are available: %d Insufficient nvidia.com/gpu. preemption: 0/%d nodes are available: %d No preemption victims found for incoming pod.", nodeN, nodeN, nodeN, nodeN)}}}
+		} else {
+			spec["nodeName"] = node
+		}
+		md := map[string]any{"name": name, "namespace": sh.ns, "labels": labels}
+		if len(ann) > 0 {
+			md["annotations"] = ann
+		}
+		return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status}
+	}
+	baseEnv := func(ctype string) []map[string]any {
+		env := []map[string]any{{"name": "DYN_NAMESPACE", "value": dynNS}, {"name": "DYN_COMPONENT", "value": ctype},
+			{"name": "DYN_PARENT_DGD_K8S_NAME", "value": sh.dgd}, {"name": "DYN_PARENT_DGD_K8S_NAMESPACE", "value": sh.ns},
+			{"name": "DYN_DISCOVERY_BACKEND", "value": "kubernetes"}}
+		env = append(env, sh.env...)
+		if ctype != "frontend" {
+			env = append(env, map[string]any{"name": "DYN_SYSTEM_ENABLED", "value": "true"}, map[string]any{"name": "DYN_SYSTEM_PORT", "value": "9090"})
+			if sh.policy {
+				env = append(env, map[string]any{"name": "DYN_KV_TRANSFER_DOMAIN", "value": "zone"}, map[string]any{"name": "DYN_KV_TRANSFER_ENFORCEMENT", "value": "required"},
+					map[string]any{"name": "DYN_TOPOLOGY_ENABLED", "value": "true"}, map[string]any{"name": "DYN_TOPOLOGY_MOUNT_PATH", "value": "/etc/dynamo/topology"})
+			}
+		}
+		return env
+	}
+	feNode := newNode("us-east-1a", 0)
+	objs = append(objs, pod(pcs+"-0-frontend-"+genHex(sh.file+"fe", 5), "Frontend", "frontend", pcs+"-0-frontend", nil, feNode, "us-east-1a",
+		append(baseEnv("frontend"), map[string]any{"name": "DYN_ROUTER_MODE", "value": "kv"}), []string{"python3", "-m", "dynamo.frontend"}, nil, 0, false))
+	for _, c := range sh.comps {
+		comp := strings.ToLower(c.name)
+		for ri, zone := range c.zones {
+			pending := ri < len(c.pending) && c.pending[ri]
+			pcsg := pcs + "-0-" + comp
+			for pi := 0; pi < max(c.nodes, 1); pi++ {
+				leader := pi == 0
+				node := ""
+				if !pending {
+					node = newNode(zone, 8)
+				}
+				env := baseEnv(c.ctype)
+				var clique string
+				extra := map[string]string{}
+				if c.nodes > 1 {
+					role, podIdx := "ldr", 0
+					if !leader {
+						role, podIdx = "wkr", pi-1
+					}
+					clique = fmt.Sprintf("%s-%d-%s-%s", pcsg, ri, comp, role)
+					extra = map[string]string{"grove.io/podcliquescalinggroup": pcsg, "grove.io/podcliquescalinggroup-replica-index": fmt.Sprint(ri), "grove.io/podclique-pod-index": fmt.Sprint(podIdx)}
+					env = append(env, map[string]any{"name": "GROVE_PCS_NAME", "value": pcs}, map[string]any{"name": "GROVE_PCSG_NAME", "value": pcsg},
+						map[string]any{"name": "GROVE_PCSG_INDEX", "value": fmt.Sprint(ri)}, map[string]any{"name": "GROVE_PCLQ_NAME", "value": clique},
+						map[string]any{"name": "GROVE_PCLQ_POD_INDEX", "value": fmt.Sprint(podIdx)}, map[string]any{"name": "GROVE_HEADLESS_SERVICE", "value": pcs + "-0"})
+					if sh.backend == "trtllm" {
+						env = append(env, map[string]any{"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "1"})
+					}
+				} else {
+					clique = pcs + "-0-" + comp
+					extra["grove.io/podclique-pod-index"] = fmt.Sprint(ri)
+				}
+				if c.subType != "" {
+					extra["nvidia.com/dynamo-sub-component-type"] = c.subType
+				}
+				cmd, args := sh.mainContainer(c, leader, env)
+				name := clique + "-" + genHex(fmt.Sprintf("%s/%s/%d/%d", sh.file, comp, ri, pi), 5)
+				objs = append(objs, pod(name, c.name, c.ctype, clique, extra, node, zone, env, cmd, args, c.gpus, pending))
+			}
+		}
+	}
+	return append(objs, nodes...)
+}
+
+// render is the capture file for a shape.
+func (sh *upShape) render(t *testing.T) []byte {
+	t.Helper()
+	items := make([]any, 0, 16)
+	for _, o := range sh.objects() {
+		items = append(items, o)
+	}
+	out, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "# Generated by TestUpstreamShapeFixtures (pkg/inspect/upstream_shapes_test.go); do not edit.\n" +
+		"# Rebuilt from ai-dynamo/dynamo " + sh.upstream + ",\n" +
+		"# components renamed, no DynamoWorkerMetadata, pods as the operator reconciles them on the Grove path.\n"
+	return append([]byte(head), out...)
+}
+
+// TestUpstreamShapeFixtures keeps testdata/upstream/ in step with the generator.
+func TestUpstreamShapeFixtures(t *testing.T) {
+	for _, sh := range upShapes() {
+		t.Run(sh.file, func(t *testing.T) {
+			got := sh.render(t)
+			path := filepath.Join("testdata", "upstream", sh.file)
+			if os.Getenv("UPDATE_GOLDEN") != "" {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (UPDATE_GOLDEN=1 go test ./pkg/inspect -run TestUpstreamShapeFixtures writes it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s drifted from its generator: UPDATE_GOLDEN=1 go test ./pkg/inspect -run TestUpstreamShapeFixtures", path)
+			}
+		})
+	}
+}
+
+// upBuild reads a generated upstream capture and analyzes it.
+func upBuild(t *testing.T, file string) (*Snapshot, *Report) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "upstream", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := ReadCapture(f, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Build(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, Analyze(s, AnalyzeOptions{})
+}
+
+// TestUpstreamShapes: every rebuilt upstream shape is counted by role, a
+// multinode replica once with its leader's role and all its GPUs, and each pod
+// says which signal decided its role.
+func TestUpstreamShapes(t *testing.T) {
+	type dom struct {
+		value                 string
+		prefill, decode       int
+		prefillGPU, decodeGPU int64
+	}
+	const nested = "arg --disaggregation-mode (in mpirun › bash -c)"
+	tests := []struct {
+		file     string
+		domains  []dom
+		signals  map[string]string // component/leader|worker → role signal
+		findings []string          // ids at warning or above
+	}{
+		{"trtllm-disagg-multinode-v1alpha1.yaml", []dom{{"", 1, 1, 8, 8}},
+			map[string]string{"ctx/leader": nested, "ctx/worker": "leader *: " + nested, "gen/leader": nested, "gen/worker": "leader *: " + nested}, nil},
+		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", []dom{{"us-east-1a", 1, 1, 8, 8}, {"us-east-1b", 1, 0, 8, 0}},
+			map[string]string{"ctx/leader": nested, "ctx/worker": "leader *: " + nested, "gen/leader": nested},
+			[]string{"PrefillDomainWithoutDecode", "SingleDecodeInDomain"}},
+		{"vllm-disagg-multinode-v1alpha1.yaml", []dom{{"", 1, 1, 2, 2}},
+			map[string]string{"ctx/leader": "arg --disaggregation-mode", "ctx/worker": "leader *: arg --disaggregation-mode",
+				"gen/leader": "arg --is-decode-worker", "gen/worker": "leader *: arg --is-decode-worker"}, nil},
+		{"vllm-disagg-multinode-v1beta1.yaml", []dom{{"us-east-1a", 1, 1, 2, 2}, {"us-east-1b", 1, 1, 2, 2}},
+			map[string]string{"ctx/leader": "arg --disaggregation-mode", "gen/worker": "leader *: arg --is-decode-worker"},
+			[]string{"SingleDecodeInDomain", "SingleDecodeInDomain"}},
+		// SGLang workers carry the engine args too (with --node-rank in a sh -c).
+		{"sglang-disagg-multinode-v1alpha1.yaml", []dom{{"", 1, 1, 8, 8}},
+			map[string]string{"ctx/leader": "arg --disaggregation-mode", "ctx/worker": "arg --disaggregation-mode", "gen/worker": "arg --disaggregation-mode"}, nil},
+		{"sglang-disagg-multinode-v1beta1.yaml", []dom{{"us-east-1a", 1, 1, 8, 8}},
+			map[string]string{"ctx/leader": "label nvidia.com/dynamo-component-type", "gen/worker": "label nvidia.com/dynamo-component-type"},
+			[]string{"SingleDecodeInDomain"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			s, r := upBuild(t, tt.file)
+			if len(r.Deployments) != 1 {
+				t.Fatalf("deployments: %+v", r.Deployments)
+			}
+			var got []dom
+			for _, d := range r.Deployments[0].Domains {
+				got = append(got, dom{d.Value, d.Prefill.Total, d.Decode.Total, d.Prefill.GPUs, d.Decode.GPUs})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.domains) {
+				t.Errorf("domains = %v, want %v", got, tt.domains)
+			}
+			for _, w := range s.Deployments[0].Workers {
+				kind := "worker"
+				if w.Leader {
+					kind = "leader"
+				}
+				want, ok := tt.signals[w.Component+"/"+kind]
+				if !ok {
+					continue
+				}
+				if pre, post, found := strings.Cut(want, "*"); found {
+					if !strings.HasPrefix(w.RoleSignal, pre) || !strings.HasSuffix(w.RoleSignal, post) {
+						t.Errorf("%s: role signal %q, want %q", w.Pod, w.RoleSignal, want)
+					}
+				} else if w.RoleSignal != want {
+					t.Errorf("%s: role signal %q, want %q", w.Pod, w.RoleSignal, want)
+				}
+			}
+			var ids []string
+			for _, f := range r.Findings {
+				if f.Severity.Rank() >= SeverityWarning.Rank() {
+					ids = append(ids, f.ID)
+				}
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(tt.findings) {
+				t.Errorf("findings = %v, want %v", ids, tt.findings)
+			}
+			for _, wr := range r.Deployments[0].Workers {
+				if len(wr.Pods) != 2 || wr.RoleSignal == "" {
+					t.Errorf("worker report %+v: want a multinode replica of 2 pods with its role signal", wr)
+				}
+			}
+		})
+	}
+}
