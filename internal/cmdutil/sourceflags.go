@@ -81,12 +81,20 @@ func (s *SourceFlags) Validate() error {
 	return s.noKubeconfig
 }
 
-// LiveOnlyFlagsSet names the source flags given on cmd: they read a live
-// deployment and mean nothing with a capture file.
+// liveOnlyFlags read a live deployment and mean nothing with a capture file:
+// the source flags, then kubectl's connection flags (-n stays: it filters
+// the capture).
+var liveOnlyFlags = []string{"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-username", "etcd-password",
+	"etcd-dial-timeout", "etcd-timeout", "frontend-url", "no-frontend", "no-etcd", "etcd-trust-detected", "node-selector",
+	"kubeconfig", "context", "cluster", "user", "server", "token", "as", "as-group", "as-uid", "username", "password",
+	"certificate-authority", "client-certificate", "client-key", "insecure-skip-tls-verify", "tls-server-name",
+	"request-timeout", "disable-compression"}
+
+// LiveOnlyFlagsSet names the flags given on cmd that read a live deployment
+// (liveOnlyFlags), such as --etcd-endpoints or --context.
 func (s *SourceFlags) LiveOnlyFlagsSet(cmd *cobra.Command) []string {
 	var set []string
-	for _, name := range []string{"etcd-endpoints", "etcd-cacert", "etcd-cert", "etcd-key", "etcd-username", "etcd-password",
-		"etcd-dial-timeout", "etcd-timeout", "frontend-url", "no-frontend", "no-etcd", "etcd-trust-detected", "node-selector"} {
+	for _, name := range liveOnlyFlags {
 		if cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
 		}
@@ -137,7 +145,12 @@ func (s *SourceFlags) Collector(f *Factory, namespace string, all bool, names []
 // most inspect.MaxCaptureBytes; "-" reads in).
 func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, name string) (string, func(context.Context) (*inspect.Bundle, error), error) {
 	if set := s.LiveOnlyFlagsSet(cmd); len(set) > 0 {
-		return "", nil, FlagErrorf("%s read a live deployment and cannot be used with --from-file", strings.Join(set, ", "))
+		verb := "reads"
+		if len(set) > 1 {
+			verb = "read"
+		}
+		return "", nil, FlagErrorf("%s %s a live deployment and cannot be used with --from-file, which reads the capture instead: drop %s, or drop --from-file to read the cluster",
+			strings.Join(set, ", "), verb, map[bool]string{true: "them", false: "it"}[len(set) > 1])
 	}
 	namespace := ""
 	if cmd.Flags().Changed("namespace") {

@@ -16,6 +16,14 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
+// AddSpecialTokensHelp is the help of --add-special-tokens, one rule for
+// every command that tokenizes a prompt (hash, explain-route): on by default,
+// because Dynamo's frontend tokenizes a completions prompt with the
+// tokenizer's special tokens (its post-processor's BOS, …); off for text that
+// already holds them, such as a rendered chat template. docs/tokenizer.md
+// says the same.
+const AddSpecialTokensHelp = "Add the tokenizer's special tokens (e.g. BOS), as Dynamo's frontend does for a prompt; =false for text that already holds them (a rendered chat template)"
+
 // MaxInputFileBytes bounds every file or stdin read by the commands, so a wrong
 // path (a disk image, /dev/zero) fails clearly instead of exhausting memory.
 const MaxInputFileBytes = 256 << 20
@@ -131,7 +139,8 @@ func displayPath(p string) string {
 // ParseTokenList parses token ids given as text: a JSON array of integers, or
 // integers separated by commas and/or whitespace, where lines starting with #
 // are comments. Every id must be a decimal
-// integer in [0, 2^32). source names the input in errors.
+// integer in [0, 2^32). source names the input in errors, and a bad id is
+// named by its position counting from 1 ("--tokens, token 3: …").
 func ParseTokenList(data []byte, source string) ([]uint32, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -157,7 +166,7 @@ func ParseTokenList(data []byte, source string) ([]uint32, error) {
 	for i, fld := range fields {
 		v, err := routecore.ParseTokenID(fld)
 		if err != nil {
-			return nil, fmt.Errorf("%s, token %d: %w", source, i, err)
+			return nil, fmt.Errorf("%s, token %d: %w", source, i+1, err)
 		}
 		out[i] = v
 	}
@@ -186,11 +195,11 @@ func parseJSONTokens(data []byte, source string) ([]uint32, error) {
 		// quotes, and float64 would round large values.
 		lit := bytes.TrimSpace(r)
 		if len(lit) > 0 && lit[0] == '"' {
-			return nil, fmt.Errorf("%s, token %d: %s is a JSON string; write token ids as bare integers", source, i, lit)
+			return nil, fmt.Errorf("%s, token %d: %s is a JSON string; write token ids as bare integers", source, i+1, lit)
 		}
 		v, err := routecore.ParseTokenID(string(lit))
 		if err != nil {
-			return nil, fmt.Errorf("%s, token %d: %w", source, i, err)
+			return nil, fmt.Errorf("%s, token %d: %w", source, i+1, err)
 		}
 		out[i] = v
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,9 @@ type Options struct {
 	indexAhead *explain.IndexAhead
 	input      explain.Options
 	request    explain.Request
+	// profileWhy says which profile --dynamo-version chose and why ("" when
+	// the flag named a profile).
+	profileWhy string
 }
 
 type thresholdFlags struct {
@@ -181,7 +185,7 @@ random pick), 1 error.`,
 	fl.StringVar(&o.Tokens, "tokens", "", "Token ids, comma- or space-separated, or a JSON array")
 	fl.StringVar(&o.TokenFile, "token-file", "", "Read token ids from a file (- for stdin)")
 	fl.StringVar(&o.Tokenizer, "tokenizer", "", "Tokenize offline with this tokenizer.json (a path, or a Hugging Face model id in the local cache)")
-	fl.BoolVar(&o.AddSpecialTokens, "add-special-tokens", o.AddSpecialTokens, "Add the tokenizer's special tokens (BOS, …) as the frontend does for a prompt")
+	fl.BoolVar(&o.AddSpecialTokens, "add-special-tokens", o.AddSpecialTokens, cmdutil.AddSpecialTokensHelp)
 	fl.StringVar(&o.LoraName, "lora-name", "", "LoRA adapter name (salts the block hashes)")
 	fl.StringVar(&o.CacheNamespace, "cache-namespace", "", "Cache namespace / cache salt (salts the block hashes)")
 	fl.StringVar(&o.RoutingConstraints, "routing-constraints", "", `nvext.routing_constraints JSON, e.g. '{"required_taints":["gpu=h100"]}' (or @FILE)`)
@@ -303,6 +307,10 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 
 // completeInputs turns the request, knob and what-if flags into explain inputs.
 func (o *Options) completeInputs(cmd *cobra.Command) error {
+	// Before any of them is read (an @- flag is read here).
+	if err := o.stdinOnce(); err != nil {
+		return err
+	}
 	in := explain.Options{AssumeIdle: o.AssumeIdle, Seed: o.Seed, SeedGiven: cmd.Flags().Changed("seed"), BlockSize: o.BlockSize}
 	k := &in.Knobs
 	floatDst := map[string]**float64{
@@ -345,6 +353,7 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
 		}
 		k.Profile = &p
+		o.profileWhy = profileWhy(o.DynamoVersion, p)
 	}
 	if fl := cmd.Flags(); fl.Changed("active-decode-blocks-threshold") || fl.Changed("active-prefill-tokens-threshold") || fl.Changed("active-prefill-tokens-threshold-frac") {
 		th := routecore.BusyThresholds{}
@@ -482,6 +491,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkDomainKeys(dep); err != nil {
+		return err
+	}
 	req, notes, err := o.resolveRequest(ctx, b, dep)
 	if err != nil {
 		return err
@@ -495,6 +507,9 @@ func (o *Options) Run(ctx context.Context) error {
 	x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Request: req, KV: kv, Options: o.input})
 	if err != nil {
 		return explainErr(err)
+	}
+	if o.profileWhy != "" {
+		x.Assumptions = append(x.Assumptions, o.profileWhy)
 	}
 	for _, n := range append(notes, kvNotes...) {
 		x.Notes = append(x.Notes, inspect.Note{Severity: inspect.NoteWarning, Source: inspect.SourceFrontend, Deployment: dep.Key(), Message: n})
@@ -575,6 +590,97 @@ func (o *Options) print(x *explain.Explanation) error {
 		return printRows(o.IO.Out, x, wide, st)
 	}
 	return printExplanation(o.IO.Out, x, o.Now(), wide, false, st)
+}
+
+// checkDomainKeys refuses a --domain-down KEY that nothing of dep carries
+// (not its transfer domain, no published topology domain, no node or pod
+// label), suggesting the domain it most resembles: zon=… is zone=….
+func (o *Options) checkDomainKeys(dep *inspect.Deployment) error {
+	if len(o.DomainDown) == 0 {
+		return nil
+	}
+	domains, keys := []string{}, map[string]bool{}
+	addDomain := func(d string) {
+		if d != "" && !keys[d] {
+			keys[d] = true
+			domains = append(domains, d)
+		}
+	}
+	if dep.Policy != nil {
+		addDomain(dep.Policy.Domain)
+	}
+	for i := range dep.Workers {
+		w := &dep.Workers[i]
+		for _, in := range w.Instances {
+			for d := range in.Runtime.TopologyDomains {
+				addDomain(d)
+			}
+		}
+	}
+	slices.Sort(domains[min(1, len(domains)):]) // the policy's domain first, then by name
+	for i := range dep.Workers {
+		for k := range dep.Workers[i].NodeLabels {
+			keys[k] = true
+		}
+		for k := range dep.Workers[i].PodLabels {
+			keys[k] = true
+		}
+	}
+	for _, s := range o.DomainDown {
+		dv, err := explain.ParseDomainValue(s)
+		if err != nil || keys[dv.Key] {
+			continue
+		}
+		msg := fmt.Sprintf("--domain-down %s: %s has no topology domain %q", s, dep.Key(), dv.Key)
+		if m := cmdutil.Suggest(dv.Key, domains); m != "" {
+			msg += fmt.Sprintf("; did you mean %s=%s?", m, dv.Value)
+		}
+		if len(domains) > 0 {
+			msg += " (its domains: " + strings.Join(domains, ", ") + "; a node or pod label key also works)"
+		}
+		return cmdutil.WithHint(cmdutil.FlagErrorf("%s", msg), "Try: "+cmdutil.CommandLine("topology", o.scope.Source, "-n", dep.Namespace, dep.Name, "--tree")+" to list the domains and their values")
+	}
+	return nil
+}
+
+// profileWhy is the assumption a --dynamo-version VERSION makes: the profile
+// it selects and the rule (explain.ProfileForVersion: releases before 1.2
+// route with the pre-clamp selector, 1.2 and later with the latest one,
+// which a release newer than this build is assumed to keep). "" when v
+// names a profile.
+func profileWhy(v string, p routecore.Profile) string {
+	if _, err := routecore.ParseProfile(v); err == nil {
+		return ""
+	}
+	why := "Dynamo 1.2 and later route with the latest selector, and a release newer than this build knows is assumed to keep it"
+	if p != routecore.ProfileLatest {
+		why = "releases before Dynamo 1.2 route with the pre-clamp selector (a negative adjusted prefill cost is kept, overlap_score_credit at most 1)"
+	}
+	return fmt.Sprintf("--dynamo-version %s selects profile %s: %s (or name a profile: %s)", v, p, why, profileNames())
+}
+
+// stdinOnce refuses two flags that both read standard input: the first
+// would read all of it and leave nothing for the second.
+func (o *Options) stdinOnce() error {
+	var readers []string
+	for _, f := range []struct{ flag, value, stdin string }{
+		{"--from-file", o.FromFile, "-"}, {"--prompt-file", o.PromptFile, "-"}, {"--messages", o.MessagesFile, "-"},
+		{"--token-file", o.TokenFile, "-"}, {"--routing-constraints", o.RoutingConstraints, "@-"},
+		{"--router-config-override", o.RequestOverride, "@-"},
+	} {
+		if f.value == f.stdin {
+			readers = append(readers, f.flag+" "+f.stdin)
+		}
+	}
+	switch {
+	case len(readers) == 2:
+		return cmdutil.FlagErrorf("%s both read standard input, which can be read only once: give one of them as a file (e.g. --token-file prompt.tokens)",
+			strings.Join(readers, " and "))
+	case len(readers) > 2:
+		return cmdutil.FlagErrorf("%s all read standard input, which can be read only once: give all but one of them as files",
+			strings.Join(readers, ", "))
+	}
+	return nil
 }
 
 // exitFor returns exit 2 when the request fails or can fail.

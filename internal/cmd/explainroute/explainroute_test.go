@@ -212,12 +212,19 @@ func TestExplainRouteBadInput(t *testing.T) {
 		{"two requests", []string{"--from-file", ex, "--tokens", "1", "--prompt", "x"}, 1, "cannot be combined"},
 		{"empty prompt", []string{"--from-file", ex, "--prompt", ""}, 1, "--prompt is empty"},
 		{"empty prompt file", []string{"--from-file", ex, "--prompt-file", empty}, 1, "is empty"},
-		{"malformed token file", []string{"--from-file", ex, "--token-file", bad}, 1, "token 2"},
+		{"malformed token file", []string{"--from-file", ex, "--token-file", bad}, 1, ", token 3: token id \"x3\""},
+		{"token positions count from 1", []string{"--from-file", ex, "--tokens", "1,2,abc"}, 1, "--tokens, token 3: token id \"abc\""},
+		{"stdin twice", []string{"-f", "-", "--token-file", "-"}, 1, "--from-file - and --token-file - both read standard input, which can be read only once"},
+		{"stdin three times", []string{"-f", "-", "--prompt-file", "-", "--routing-constraints", "@-"}, 1, "--from-file -, --prompt-file -, --routing-constraints @- all read standard input"},
+		{"context offline", []string{"--from-file", ex, "--tokens", "1,2", "--context", "prod"}, 1, "--context reads a live deployment and cannot be used with --from-file"},
 		{"unknown exclude", []string{"--from-file", ex, "--tokens", "1,2", "--exclude-worker", "nope"}, 1, "--exclude-worker nope: no worker pod"},
 		{"unknown prefill pin", []string{"--from-file", ex, "--tokens", "1,2", "--prefill", "nope"}, 1, "--prefill nope"},
 		{"pin a decode worker", []string{"--from-file", ex, "--tokens", "1,2", "--prefill", "qwen3-32b-0-decode-us-east-1a-0"}, 1, "not a routable prefill worker"},
 		{"unknown domain", []string{"--from-file", ex, "--tokens", "1,2", "--domain-down", "zone=mars"}, 1, "known values: zone=us-east-1a"},
 		{"bad domain syntax", []string{"--from-file", ex, "--tokens", "1,2", "--domain-down", "zone"}, 1, "KEY=VALUE"},
+		{"domain key typo", []string{"--from-file", ex, "--tokens", "1,2", "--domain-down", "zon=us-east-1a"}, 1,
+			"has no topology domain \"zon\"; did you mean zone=us-east-1a? (its domains: zone; a node or pod label key also works)\nTry: kubectl dynamo topology --from-file " + ex + " -n serving qwen3-32b --tree"},
+		{"unknown domain key", []string{"--from-file", ex, "--tokens", "1,2", "--domain-down", "region=x"}, 1, "has no topology domain \"region\" (its domains: zone;"},
 		{"bad load", []string{"--from-file", ex, "--tokens", "1,2", "--load", "x=decodeBlocks:-1"}, 1, "non-negative integer"},
 		{"bad enforcement", []string{"--from-file", ex, "--tokens", "1,2", "--enforcement", "fallback"}, 1, "required, preferred or off"},
 		{"bad version", []string{"--from-file", ex, "--tokens", "1,2", "--dynamo-version", "banana"}, 1, "neither a Dynamo version"},
@@ -405,6 +412,44 @@ func TestExplainRouteNoHeaders(t *testing.T) {
 				if len(f) < 2 || (f[0] != "prefill" && f[0] != "decode") || !strings.HasPrefix(f[1], "qwen3-32b-0-") {
 					t.Errorf("not a candidate row: %q", line)
 				}
+			}
+		})
+	}
+}
+
+// TestExplainRouteDynamoVersionSaysWhy: a version given to --dynamo-version
+// names the profile it selects and why, as an assumption; the rule stated
+// agrees with explain.ProfileForVersion on both sides of its boundary.
+func TestExplainRouteDynamoVersionSaysWhy(t *testing.T) {
+	tests := []struct{ version, profile, why string }{
+		{"9.9", "latest", "--dynamo-version 9.9 selects profile latest: Dynamo 1.2 and later route with the latest selector, and a release newer than this build knows is assumed to keep it (or name a profile: latest, legacy-v1.1, legacy-tree-size)"},
+		{"v1.2.0", "latest", "--dynamo-version v1.2.0 selects profile latest: Dynamo 1.2 and later"},
+		{"1.1.9", "legacy-v1.1", "--dynamo-version 1.1.9 selects profile legacy-v1.1: releases before Dynamo 1.2 route with the pre-clamp selector"},
+		{"0.4.0", "legacy-v1.1", "--dynamo-version 0.4.0 selects profile legacy-v1.1: releases before Dynamo 1.2"},
+		{"legacy-tree-size", "legacy-tree-size", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.version, func(t *testing.T) {
+			r := runIn(t, "explain-route", "--from-file", "examples/prefill-only-zone-required.yaml", "--tokens", "1,2,3",
+				"--dynamo-version", tt.version, "-o", "json", "--exit-zero")
+			var x struct {
+				Router      struct{ Profile string }
+				Assumptions []string
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &x); err != nil {
+				t.Fatalf("exit %d: %v: %s", r.ExitCode, err, r.Stderr)
+			}
+			if x.Router.Profile != tt.profile {
+				t.Errorf("profile %q, want %q", x.Router.Profile, tt.profile)
+			}
+			found := ""
+			for _, a := range x.Assumptions {
+				if strings.HasPrefix(a, "--dynamo-version") {
+					found = a
+				}
+			}
+			if tt.why == "" && found != "" || !strings.HasPrefix(found, tt.why) {
+				t.Errorf("assumption %q, want %q", found, tt.why)
 			}
 		})
 	}

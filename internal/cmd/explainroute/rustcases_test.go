@@ -821,7 +821,7 @@ func TestRustCasesBadInput(t *testing.T) {
 		check   func(t *testing.T, x *explain.Explanation)
 	}{
 		{name: "token file with a negative id", args: []string{"--from-file", withWorkers, "--token-file", negative},
-			code: 1, wantErr: `token 2: token id "-3" is not a non-negative integer`},
+			code: 1, wantErr: `token 3: token id "-3" is not a non-negative integer`},
 		{name: "exclude-worker names a pod that is not a worker (the frontend)",
 			args: []string{"--from-file", withWorkers, "--tokens", "1,2,3", "--exclude-worker", "vectors-0-frontend-5d8f7"},
 			code: 1, wantErr: "--exclude-worker vectors-0-frontend-5d8f7: no worker pod of rust/vectors has that name (workers: vectors-worker-10)"},

@@ -48,7 +48,7 @@ type Options struct {
 
 // NewCmdHash builds the command. runF, when set, replaces the run step (tests).
 func NewCmdHash(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: f.IOStreams, BlockSize: DefaultBlockSize, Getenv: os.Getenv}
+	o := &Options{IO: f.IOStreams, BlockSize: DefaultBlockSize, Getenv: os.Getenv, AddSpecialTokens: true}
 	cmd := &cobra.Command{
 		Use:   "hash (--tokens IDS | --token-file FILE | --tokenizer TOK (--prompt TEXT | --prompt-file FILE)) [--block-size N]",
 		Short: "Compute Dynamo's KV block hashes for a token sequence",
@@ -98,7 +98,7 @@ so that no consumer rounds them through floating point.`,
 	fl.StringVar(&o.Prompt, "prompt", "", "Prompt text to tokenize with --tokenizer")
 	fl.StringVar(&o.PromptFile, "prompt-file", "", "File holding the prompt text to tokenize with --tokenizer; - for stdin")
 	fl.StringVar(&o.Tokenizer, "tokenizer", "", "tokenizer.json path, or a Hugging Face model id (org/name[@revision]) in the local Hugging Face cache")
-	fl.BoolVar(&o.AddSpecialTokens, "add-special-tokens", false, "Add the tokenizer's special tokens (e.g. BOS) as its post-processor does")
+	fl.BoolVar(&o.AddSpecialTokens, "add-special-tokens", o.AddSpecialTokens, cmdutil.AddSpecialTokensHelp)
 	fl.IntVar(&o.BlockSize, "block-size", o.BlockSize, "KV cache block size in tokens (the deployment's kv_cache_block_size)")
 	fl.StringVar(&o.LoraName, "lora-name", "", "LoRA adapter name the request targets (salts every block hash)")
 	fl.StringVar(&o.CacheNamespace, "cache-namespace", "", "Request cache namespace / salt (salts every block hash)")
@@ -125,7 +125,7 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 	if isPrompt && o.Tokenizer == "" {
 		return cmdutil.FlagErrorf("%s needs --tokenizer (a tokenizer.json path or a cached Hugging Face model id)", given[0])
 	}
-	if !isPrompt && (o.Tokenizer != "" || o.AddSpecialTokens) {
+	if !isPrompt && (o.Tokenizer != "" || cmd.Flags().Changed("add-special-tokens")) {
 		return cmdutil.FlagErrorf("--tokenizer and --add-special-tokens apply to --prompt or --prompt-file, not to %s", given[0])
 	}
 	switch given[0] {

@@ -30,6 +30,10 @@ func TestHashPromptGolden(t *testing.T) {
 		{"prompt_wide", []string{"hash", "--tokenizer", toyTokenizer, "--prompt", "Hello, world! Hello again, world.", "--block-size", "4", "-o", "wide"}, ""},
 		{"prompt_json", []string{"hash", "--tokenizer", toyTokenizer, "--prompt", "Hello, world!", "--block-size", "2", "-o", "json"}, ""},
 		{"prompt_stdin", []string{"hash", "--tokenizer", toyTokenizer, "--prompt-file", "-", "--block-size", "4"}, "Hello again, world.\n"},
+		// One rule with explain-route: special tokens are added unless
+		// --add-special-tokens=false (cmdutil.AddSpecialTokensHelp).
+		{"prompt_no_special_tokens", []string{"hash", "--tokenizer", toyTokenizer, "--prompt", "Hello, world!", "--block-size", "2", "--add-special-tokens=false"}, ""},
+		{"err_special_tokens_with_tokens", []string{"hash", "--tokens", "1,2", "--add-special-tokens=false"}, ""},
 		{"err_prompt_without_tokenizer", []string{"hash", "--prompt", "hi"}, ""},
 		{"err_tokenizer_with_tokens", []string{"hash", "--tokens", "1,2", "--tokenizer", toyTokenizer}, ""},
 		{"err_prompt_and_tokens", []string{"hash", "--tokens", "1,2", "--prompt", "hi", "--tokenizer", toyTokenizer}, ""},

@@ -39,7 +39,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"unknown flag", []string{"hash", "--nope"}, 1, "unknown flag: --nope"},
 		{"bad color", []string{"version", "--color", "purple"}, 1, `invalid --color value "purple"`},
 		{"version takes no args", []string{"version", "extra"}, 1, `unknown command "extra"`},
-		{"bad output", []string{"version", "-o", "table"}, 1, `unknown output format "table"`},
+		{"bad output", []string{"version", "-o", "wide"}, 1, `unknown output format "wide": use one of table, json, yaml`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,9 +74,13 @@ func TestVersion(t *testing.T) {
 	if doc["kind"] != "Version" || doc["version"] != "dev" {
 		t.Errorf("unexpected kind/version: %v", doc)
 	}
-	r = cmdtest.Run(t, "version")
-	if !strings.HasPrefix(r.Stdout, "kubectl-dynamo dev (commit ") {
-		t.Errorf("text version = %q", r.Stdout)
+	// -o table is the default human form, as in every command; -o text, its
+	// earlier name, still works.
+	for _, args := range [][]string{{"version"}, {"version", "-o", "table"}, {"version", "-o", "text"}} {
+		r = cmdtest.Run(t, args...)
+		if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "kubectl-dynamo dev (commit ") {
+			t.Errorf("%v = %d %q %q", args, r.ExitCode, r.Stdout, r.Stderr)
+		}
 	}
 	r = cmdtest.Run(t, "version", "-o", "yaml")
 	if !strings.Contains(r.Stdout, "kind: Version\n") {

@@ -162,6 +162,8 @@ func TestTopologyErrors(t *testing.T) {
 		{"no_kubeconfig", []string{"topology"}, ""},
 		{"no_kubeconfig_all_namespaces", []string{"topology", "-A", "-o", "json"}, ""},
 		{"live_flags_offline", []string{"topology", "--from-file", "x", "--etcd-endpoints", "http://etcd:2379", "--no-frontend"}, ""},
+		{"context_offline", []string{"topology", "--from-file", "examples/prefill-only-zone-required.yaml", "--context", "prod"}, ""},
+		{"kubeconfig_and_context_offline", []string{"topology", "--from-file", "examples/prefill-only-zone-required.yaml", "--kubeconfig", "k.yaml", "--context", "prod"}, ""},
 		{"no_etcd_with_endpoints", []string{"topology", "--no-etcd", "--etcd-endpoints", "http://etcd:2379"}, ""},
 	}
 	for _, tc := range cases {

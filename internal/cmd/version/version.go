@@ -46,13 +46,21 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 			return o.Run()
 		},
 	}
-	o.Output.Format = "text"
-	cmdutil.AddOutputFlags(cmd, &o.Output, "text", cmdutil.OutputJSON, cmdutil.OutputYAML)
+	// table is the human form, as every command's default is; the line has
+	// no header, so --no-headers would change nothing and stays hidden.
+	cmdutil.AddOutputFlags(cmd, &o.Output, cmdutil.OutputTable, cmdutil.OutputJSON, cmdutil.OutputYAML)
+	_ = cmd.Flags().MarkHidden("no-headers")
 	return cmd
 }
 
-// Validate checks the flags.
-func (o *Options) Validate() error { return o.Output.Validate() }
+// Validate checks the flags. -o text, the human form's name before it was
+// table, is still accepted.
+func (o *Options) Validate() error {
+	if o.Output.Format == "text" {
+		o.Output.Format = cmdutil.OutputTable
+	}
+	return o.Output.Validate()
+}
 
 // Run prints the version.
 func (o *Options) Run() error {
