@@ -88,3 +88,14 @@ func dashIfEmpty(s string) string {
 func (c Candidate) ShortReason() string {
 	return strings.TrimPrefix(c.Reason, "worker "+c.Worker+" ")
 }
+
+// RouterModeLine is the router mode and where it came from, with what a
+// non-KV mode means for this dry run (explain-route's second line, the
+// dashboard's route page).
+func (x *Explanation) RouterModeLine() string {
+	line := fmt.Sprintf("%s (%s)", dashIfEmpty(string(x.Router.Mode)), dashIfEmpty(x.Router.ModeSource))
+	if x.Router.Mode != "" && !x.Router.Mode.IsKV() {
+		line += " — not kv: the KV cost model does not run, and decode picks ignore routing constraints"
+	}
+	return line
+}

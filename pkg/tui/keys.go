@@ -18,7 +18,7 @@ type keyMap struct {
 	// Findings.
 	ClearHighlight key.Binding
 	// Route explorer.
-	Edit, Enforcement, Weight, TempUp, TempDown, DomainDown, Exclude, ClearWhatIf, Matrix key.Binding
+	Edit, Enforcement, Weight, TempUp, TempDown, DomainDown, Exclude, ClearWhatIf, Matrix, RouterMode key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -59,6 +59,7 @@ func newKeyMap() keyMap {
 		Exclude:     b("x", "exclude/restore the worker at ▶", "x"),
 		ClearWhatIf: b("r", "reset every what-if", "r"),
 		Matrix:      b("a", "all-prefill matrix on/off", "a"),
+		RouterMode:  b("m", routerModeHelp(), "m"),
 	}
 }
 
@@ -74,7 +75,7 @@ func (k keyMap) groups() []helpGroup {
 		{"Move (tiles, rows, candidates)", []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Enter, k.Back}},
 		{"Workers", []key.Binding{k.Filter, k.Sort, k.SortReverse}},
 		{"Findings", []key.Binding{k.ClearHighlight}},
-		{"Route explorer", []key.Binding{k.Edit, k.Enforcement, k.Weight, k.TempUp, k.TempDown, k.DomainDown, k.Exclude, k.ClearWhatIf, k.Matrix}},
+		{"Route explorer", []key.Binding{k.Edit, k.Enforcement, k.Weight, k.TempUp, k.TempDown, k.DomainDown, k.Exclude, k.RouterMode, k.ClearWhatIf, k.Matrix}},
 	}
 }
 
@@ -86,4 +87,11 @@ func weightHelp() string {
 		parts = append(parts, num(w))
 	}
 	return "preferred weight: " + strings.Join(parts, "→") + "→policy"
+}
+
+// routerModeHelp describes the cycle of the m key from the modes it cycles
+// through (the first two, then the way back to the frontend's own mode; the
+// docs list them all).
+func routerModeHelp() string {
+	return "router mode: " + string(routerModes[1]) + "→" + string(routerModes[2]) + "→…→frontend's"
 }

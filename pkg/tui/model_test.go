@@ -104,10 +104,12 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("no feedback for ctrl+r offline:\n%s", v)
 			}
 		}},
-		{"the w help follows the weights it cycles", false, []tea.Msg{keys("?")}, func(t *testing.T, m *Model) {
+		{"the w help follows the weights it cycles", false, nil, func(t *testing.T, m *Model) {
+			big := newTestModel(t, prefillOnly, 160, 60, "")
+			send(t, big, keys("?"))
 			want := "preferred weight: 0.25→0.5→1→policy"
-			if !strings.Contains(m.View(), want) {
-				t.Errorf("help lacks %q", want)
+			if !strings.Contains(big.View(), want) {
+				t.Errorf("help lacks %q:\n%s", want, big.View())
 			}
 			m2 := newTestModel(t, prefillOnly, 120, 40, exampleTokens(t))
 			var seen []string
@@ -370,5 +372,28 @@ func TestParseTokenIDs(t *testing.T) {
 	}
 	if got := TokenText("# a\n1 2\n\n3\n"); got != "1 2 3" {
 		t.Errorf("TokenText = %q", got)
+	}
+}
+
+// TestRouteRouterMode: on upstream's vLLM disaggregated example without
+// --router-mode the route page says the frontend routes round-robin, gives
+// each eligible worker its pick probability, warns that the decode pick
+// ignores the zone constraint, and `m` switches the dry run to kv.
+func TestRouteRouterMode(t *testing.T) {
+	m := newTestModel(t, "vllm-disagg-default-router.yaml", 140, 50, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33")
+	send(t, m, keys("4"))
+	v := m.View()
+	for _, want := range []string{"Router mode: round-robin (", "not kv", "m mode frontend's", "50%", "! decode lands outside the prefill worker's domain"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("round-robin view lacks %q:\n%s", want, v)
+		}
+	}
+	send(t, m, keys("m"))
+	v = m.View()
+	if x := m.Route().Explanation(); x == nil || x.Router.Mode != "kv" {
+		t.Fatalf("m did not switch the dry run to kv: %+v", x)
+	}
+	if !strings.Contains(v, "Router mode: kv") || !strings.Contains(v, "m mode ◆ kv") || strings.Contains(v, "decode lands outside") {
+		t.Errorf("kv view:\n%s", v)
 	}
 }

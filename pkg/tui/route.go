@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // explainMsg is the result of one dry run; seq drops stale results.
@@ -23,6 +24,11 @@ type explainMsg struct {
 	x   *explain.Explanation
 	err error
 }
+
+// routerModes are the router-mode what-ifs `m` cycles through ("" is the
+// frontend's own mode).
+var routerModes = []routecore.RouterMode{"", routecore.RouterModeKV, routecore.RouterModeRoundRobin, routecore.RouterModeRandom,
+	routecore.RouterModePowerOfTwo, routecore.RouterModeLeastLoaded}
 
 // weights are the preferred-weight what-ifs `w` cycles through (0 is unset):
 // within [0, 1], the range Dynamo's validator accepts.
@@ -49,6 +55,8 @@ type RoutePage struct {
 	domainDown  int // index into domainValues()+1; 0 is none
 	excluded    []string
 	matrix      bool
+	// mode indexes routerModes (0: the frontend's own mode).
+	mode int
 
 	seq     int
 	x       *explain.Explanation
@@ -96,7 +104,7 @@ func (p *RoutePage) hints() []key.Binding {
 	if p.editing {
 		return []key.Binding{k.Back}
 	}
-	return []key.Binding{k.Edit, k.Enforcement, k.Weight, k.TempUp, k.DomainDown, k.Exclude, k.Matrix}
+	return []key.Binding{k.Edit, k.Enforcement, k.Weight, k.TempUp, k.DomainDown, k.Exclude, k.RouterMode, k.Matrix}
 }
 
 func (p *RoutePage) dataChanged() tea.Cmd {
@@ -196,6 +204,9 @@ func (p *RoutePage) options() explain.Options {
 		o.WhatIf.DomainDown = []explain.DomainValue{{Key: p.domainKey(), Value: vals[p.domainDown-1]}}
 	}
 	o.WhatIf.AllPrefill = p.matrix
+	if m := routerModes[p.mode]; m != "" {
+		o.Knobs.RouterMode = &m
+	}
 	return o
 }
 
@@ -285,7 +296,9 @@ func (p *RoutePage) update(msg tea.Msg) tea.Cmd {
 			p.excluded = append(p.excluded, w)
 		}
 	case key.Matches(km, k.ClearWhatIf):
-		p.enforcement, p.weight, p.temperature, p.domainDown, p.excluded, p.matrix = nil, 0, nil, 0, nil, false
+		p.enforcement, p.weight, p.temperature, p.domainDown, p.excluded, p.matrix, p.mode = nil, 0, nil, 0, nil, false, 0
+	case key.Matches(km, k.RouterMode):
+		p.mode = (p.mode + 1) % len(routerModes)
 	case key.Matches(km, k.Matrix):
 		p.matrix = !p.matrix
 	case key.Matches(km, k.Up):
@@ -383,6 +396,11 @@ func (p *RoutePage) whatIfLine() string {
 	} else {
 		parts = append(parts, "z down none")
 	}
+	if m := routerModes[p.mode]; m != "" {
+		parts = append(parts, "m mode ◆ "+string(m))
+	} else {
+		parts = append(parts, "m mode frontend's")
+	}
 	if len(p.excluded) > 0 {
 		parts = append(parts, fmt.Sprintf("x excluded ◆ %d", len(p.excluded)))
 	}
@@ -410,6 +428,14 @@ func (p *RoutePage) view(width, height int) string {
 		info = "i edits · " + info
 	}
 	top = append(top, st.Dim.Render(fit(info, width)), fit(p.whatIfLine(), width))
+	if p.x != nil {
+		mode := "Router mode: " + p.x.RouterModeLine()
+		if p.x.Router.Mode != "" && !p.x.Router.Mode.IsKV() {
+			top = append(top, st.Warn.Render(fit(mode, width)))
+		} else {
+			top = append(top, st.Dim.Render(fit(mode, width)))
+		}
+	}
 	switch {
 	case p.inputErr != "":
 		top = append(top, st.Bad.Render("✗ "+p.inputErr))
@@ -461,6 +487,9 @@ func (p *RoutePage) verdictLines(width int) []string {
 		}
 	default:
 		lines = append(lines, st.Good.Render(head)+"  "+st.Dim.Render(fit(p.x.Summary, max(width-lipgloss.Width(head)-2, 0))))
+	}
+	if v.ConstraintIgnoredProbability > 0 {
+		lines = append(lines, "  "+st.Warn.Render(fit("! decode lands outside the prefill worker's domain in "+explain.PercentWhole(v.ConstraintIgnoredProbability)+" of picks (the router mode ignores the constraint)", max(width-2, 0))))
 	}
 	if v.Cause != "" {
 		for _, l := range wrapAtMost("Cause: "+v.Cause, width-2, 2) {
@@ -559,6 +588,9 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 				}
 			}
 			lines = append(lines, "", fit(st.Bold.Render(head), width))
+			if s.ModeExplanation != "" {
+				lines = append(lines, wrapAtMost(s.ModeExplanation, width, 2)...)
+			}
 			lines = append(lines, st.Header.Render(fit(fmt.Sprintf("  %s %-12s %8s %10s %7s  %s", fit("WORKER", nameW), domain, "OVERLAP", "COST", "P", "STATUS"), width)))
 			workers := make([]string, len(s.Candidates))
 			for i, c := range s.Candidates {
@@ -571,8 +603,11 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 			for i, c := range s.Candidates {
 				m := mark(c.Worker)
 				costText, prob := "-", "-"
-				if c.Scored {
+				switch {
+				case c.Scored:
 					costText, prob = short(c.Cost), pct(c.Probability)
+				case s.ModeExplanation != "" && c.Eligible:
+					prob = pct(c.Probability) // a non-KV mode: no cost, a pick probability
 				}
 				status := "✓ eligible"
 				switch {
@@ -598,6 +633,9 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 			sym := "→"
 			if t.Failed {
 				sym = "✗"
+			}
+			if t.Ignored {
+				sym = "! not enforced by the router mode:"
 			}
 			lines = append(lines, "")
 			for j, l := range wrap("Transfer: "+sym+" "+t.Explanation, width) {

@@ -50,7 +50,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.bold(fmt.Sprintf("%-12s", k+":")), v) }
 
 	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", x.Namespace, x.Deployment, st.bold("Context:"), orDash(x.Context), st.bold("Model:"), orDash(x.Model)))
-	kv("Router mode", modeLine(x))
+	kv("Router mode", x.RouterModeLine())
 	r := x.Request
 	tail := r.TokenCount - len(r.Blocks)*r.BlockSize
 	req := fmt.Sprintf("%d tokens → %d full block(s) of %d", r.TokenCount, len(r.Blocks), r.BlockSize)
@@ -137,15 +137,15 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	// pick this run drew is a detail under it.
 	switch v.Outcome {
 	case explain.OutcomeFails:
-		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.bad(fmt.Sprintf("✗ NOT ROUTABLE — fails at the %s stage (%s)", v.Stage, orDash(v.Error))))
+		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.bad(x.Headline()))
 		fmt.Fprintf(&b, "  %s %s\n", st.bold("Router:"), v.Message)
 	case explain.OutcomeCanFail:
-		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.warn("! "+canFailHeadline(x)))
+		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.warn(x.Headline()))
 		if line := drawLine(x, st); line != "" {
 			fmt.Fprintf(&b, "  %s   %s\n", st.bold("Draw:"), line)
 		}
 	default:
-		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.good("✓ ROUTABLE"))
+		fmt.Fprintf(&b, "%s %s\n", st.bold("Verdict:"), st.good(x.Headline()))
 	}
 	if v.Cause != "" {
 		fmt.Fprintf(&b, "  %s  %s\n", st.bold("Cause:"), v.Cause)
@@ -206,30 +206,6 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	return err
 }
 
-// canFailHeadline states how often the decision fails over every pick the
-// router may draw, or, when its pick is fixed, which other landings fail.
-func canFailHeadline(x *explain.Explanation) string {
-	v := x.Verdict
-	rows := x.Alternatives
-	if v.FailureProbability == 0 {
-		rows = x.Matrix
-	}
-	var kinds []string
-	for _, r := range rows {
-		if kind, _, _ := strings.Cut(r.Error, ":"); !r.Routable && kind != "" && !slices.Contains(kinds, kind) {
-			kinds = append(kinds, kind)
-		}
-	}
-	why := ""
-	if len(kinds) > 0 {
-		why = " (" + strings.Join(kinds, ", ") + ")"
-	}
-	if v.FailureProbability == 0 {
-		return "CAN FAIL — the router's pick routes, but prefill on " + strings.Join(v.FailingPrefill, ", ") + " fails" + why
-	}
-	return fmt.Sprintf("CAN FAIL — %s of prefill picks fail%s", pctWhole(v.FailureProbability), why)
-}
-
 // drawLine is the pick this run drew and its outcome, when the router's pick
 // is random.
 func drawLine(x *explain.Explanation, st style) string {
@@ -246,26 +222,6 @@ func drawLine(x *explain.Explanation, st style) string {
 		out = st.bad(fmt.Sprintf("✗ fails at the %s stage (%s)", v.Stage, orDash(v.Error)))
 	}
 	return fmt.Sprintf("this run drew prefill %s (%s): %s", x.Prefill.Pick, how, out)
-}
-
-// pctWhole is a probability in whole percent, never rounded to 0% or 100%.
-func pctWhole(p float64) string {
-	switch {
-	case p > 0 && p < 0.01:
-		return "<1%"
-	case p < 1 && p > 0.99:
-		return ">99%"
-	}
-	return strconv.FormatFloat(math.Round(100*p), 'f', 0, 64) + "%"
-}
-
-// modeLine is the router mode and where it came from.
-func modeLine(x *explain.Explanation) string {
-	line := fmt.Sprintf("%s (%s)", orDash(string(x.Router.Mode)), orDash(x.Router.ModeSource))
-	if x.Router.Mode != "" && !x.Router.Mode.IsKV() {
-		line += " — not kv: the KV cost model does not run, and decode picks ignore routing constraints"
-	}
-	return line
 }
 
 func routerLine(x *explain.Explanation) string {
@@ -356,7 +312,7 @@ func candidateTable(s *explain.Stage, domain string, st style) *printers.Table {
 		status := st.good("✓ eligible")
 		switch {
 		case !c.Eligible:
-			status = st.bad("✗ " + strings.TrimPrefix(c.Reason, "worker "+c.Worker+" "))
+			status = st.bad("✗ " + c.ShortReason())
 		case c.Selected && c.InTieSet && len(s.Selected) > 1:
 			status = st.good("✓ picked (tie)")
 		case c.Selected:
