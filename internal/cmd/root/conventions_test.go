@@ -43,6 +43,7 @@ var notData = map[string]string{
 var samples = map[string][]string{
 	"hash":          {"--tokens", "1,2,3,4,5,6,7,8,9,10", "--block-size", "4"},
 	"version":       {},
+	"preflight":     {"-f", example, "--nodes-from", example},
 	"explain-route": {"--from-file", example, "--tokens", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33"},
 }
 

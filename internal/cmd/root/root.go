@@ -7,6 +7,7 @@ import (
 	cmdDashboard "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/dashboard"
 	cmdExplainRoute "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/explainroute"
 	cmdHash "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/hash"
+	cmdPreflight "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/preflight"
 	cmdTopology "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/topology"
 	cmdVersion "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/version"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
@@ -80,5 +81,6 @@ It never changes anything in the cluster.`,
 	cmd.AddCommand(cmdCapture.NewCmdCapture(f, nil))
 	cmd.AddCommand(cmdExplainRoute.NewCmdExplainRoute(f, nil))
 	cmd.AddCommand(cmdDashboard.NewCmdDashboard(f, nil))
+	cmd.AddCommand(cmdPreflight.NewCmdPreflight(f, nil))
 	return cmd
 }

@@ -1,0 +1,330 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
+)
+
+// Options are the inputs of the preflight command.
+type Options struct {
+	IO  *iostreams.IOStreams
+	Now func() time.Time
+
+	Filenames []string
+	NodesFrom string
+	NoCluster bool
+	Output    cmdutil.OutputFlags
+	FailOn    string
+	ExitZero  bool
+
+	// namespace is where manifests without one go.
+	namespace string
+	// cluster reads the cluster (nil: manifests only); context names it.
+	cluster func(ctx context.Context, exclude []string) (*preflight.Cluster, error)
+	context string
+	in      io.Reader
+}
+
+// NewCmdPreflight builds the command. runF, when set, replaces the run step (tests).
+func NewCmdPreflight(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(inspect.SeverityError)}
+	cmd := &cobra.Command{
+		Use:   "preflight -f MANIFEST [MANIFEST...] [--nodes-from CAPTURE | --no-cluster]",
+		Short: "Check a DynamoGraphDeployment manifest before applying it: placement per topology domain, prefill without decode",
+		Long: `Check DynamoGraphDeployment manifests before they are applied: validate them as the
+API server and the Dynamo operator's webhook would (nvidia.com/v1alpha1 and v1beta1,
+the kvTransferPolicy fields), then predict from the cluster's nodes where each
+component's replicas can land (nodeSelector, node affinity, tolerations against
+taints, nvidia.com/gpu requests against what the nodes have free, topologyConstraint
+pack domains) and which values of the KV-transfer domain would end up with prefill
+but no decode.
+
+Nodes come from the cluster in the kubeconfig (GET and LIST only), from a capture
+file (--nodes-from, as written by kubectl dynamo capture), or nowhere (--no-cluster,
+or no kubeconfig): then only the manifests are checked.
+
+Each finding says whether it is certain (every placement has it) or possible (the
+scheduler may choose a placement that has it). Exit codes: 0 when no finding
+reaches --fail-on, 2 when one does, 1 on errors.`,
+		Example: `  # Check a manifest against the current cluster
+  kubectl dynamo preflight -f dgd.yaml
+
+  # In CI, without a cluster, against the nodes of a capture
+  kubectl dynamo preflight -f deploy/ --nodes-from capture.yaml --fail-on warning
+
+  # From stdin (e.g. rendered by helm or kustomize), manifest checks only
+  kustomize build overlays/prod | kubectl dynamo preflight -f - --no-cluster`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Arguments are more manifests, so that `-f a.yaml b.yaml` (as
+			// pre-commit passes files) reads both.
+			o.Filenames = append(o.Filenames, args...)
+			if err := o.Complete(f, cmd); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVarP(&o.Filenames, "filename", "f", nil, "Manifest file or directory (its .yaml, .yml and .json files) to check; - reads stdin; repeatable")
+	fl.StringVar(&o.NodesFrom, "nodes-from", "", "Predict against the nodes (and pods, Grove topology objects) of a capture file instead of the cluster")
+	fl.BoolVar(&o.NoCluster, "no-cluster", false, "Check the manifests only: read no cluster, even when a kubeconfig exists")
+	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
+	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
+	cmdutil.AddOutputFlags(cmd, &o.Output)
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	_ = cmd.MarkFlagFilename("nodes-from", "yaml", "yml", "json")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// Complete resolves the namespace and where the nodes come from.
+func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
+	o.in = o.IO.In
+	o.namespace = "default"
+	if ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err == nil && ns != "" {
+		o.namespace = ns
+	}
+	switch {
+	case o.NodesFrom != "":
+		path := o.NodesFrom
+		o.context = path
+		o.cluster = func(_ context.Context, exclude []string) (*preflight.Cluster, error) {
+			return o.readCapture(path, exclude)
+		}
+	case o.NoCluster:
+	case cmdutil.NoKubeconfig(f, "preflight", nil) != nil:
+		// No cluster to read: the manifests are still checked.
+	default:
+		cfg, err := f.ConfigFlags.ToRESTConfig()
+		if err != nil {
+			return cmdutil.WithHint(fmt.Errorf("read the kubeconfig: %w", err), "Try: kubectl dynamo preflight -f MANIFEST --no-cluster, or --nodes-from capture.yaml")
+		}
+		raw, _ := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+		o.context = raw.CurrentContext
+		if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
+			o.context = *f.ConfigFlags.Context
+		}
+		api, err := inspect.NewKubeAPI(cfg)
+		if err != nil {
+			return err
+		}
+		o.cluster = func(ctx context.Context, exclude []string) (*preflight.Cluster, error) {
+			return preflight.ReadCluster(ctx, api, o.context, o.Now(), exclude)
+		}
+	}
+	return nil
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
+	if len(o.Filenames) == 0 {
+		return cmdutil.FlagErrorf("name the manifests to check with -f FILE (a file, a directory, or - for stdin)")
+	}
+	if !slices.Contains([]string{"error", "warning", "info"}, o.FailOn) {
+		return cmdutil.FlagErrorf("--fail-on must be error, warning or info, not %q", o.FailOn)
+	}
+	if o.NoCluster && o.NodesFrom != "" {
+		return cmdutil.FlagErrorf("--no-cluster and --nodes-from cannot be combined: --nodes-from predicts against a capture's nodes, --no-cluster reads none")
+	}
+	return nil
+}
+
+// Run reads the manifests and the nodes, checks and prints.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	manifests, notes, err := o.readManifests()
+	if err != nil {
+		return err
+	}
+	opts := preflight.Options{Manifests: manifests, Context: o.context, Notes: notes}
+	if o.cluster != nil {
+		var exclude []string
+		for _, m := range manifests {
+			exclude = append(exclude, m.Object.GetNamespace()+"/"+m.Object.GetName())
+		}
+		cl, err := o.cluster(ctx, exclude)
+		if err != nil {
+			return err
+		}
+		opts.Cluster = cl
+		opts.Sources = []inspect.SourceStatus{cl.Source}
+	}
+	r := preflight.Check(opts)
+	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
+		if err != nil {
+			return err
+		}
+	} else if err := o.print(r); err != nil {
+		return err
+	}
+	return o.exitFor(r)
+}
+
+// readCapture reads a capture file's nodes, pods and topology objects.
+func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster, error) {
+	data, err := cmdutil.ReadInputLimit(o.in, path, "--nodes-from", inspect.MaxCaptureBytes)
+	if err != nil {
+		return nil, err
+	}
+	b, err := inspect.ParseCapture(data, path)
+	if err != nil {
+		return nil, fmt.Errorf("--nodes-from %s: %w", path, err)
+	}
+	return o.captureCluster(b, path, exclude), nil
+}
+
+func (o *Options) captureCluster(b *inspect.Bundle, path string, exclude []string) *preflight.Cluster {
+	var objs []*unstructured.Unstructured
+	hasNodes := false
+	for _, u := range b.Objects {
+		objs = append(objs, flatten(u)...)
+	}
+	for _, u := range objs {
+		hasNodes = hasNodes || u.GetKind() == "Node"
+	}
+	cl := preflight.NewCluster(objs, exclude)
+	cl.Source = inspect.SourceStatus{Kind: inspect.SourceCapture, Detail: path, At: b.CollectedAt}
+	cl.Notes = append(cl.Notes, inspect.Note{Severity: inspect.NoteInfo, Source: inspect.SourceCapture,
+		Message: "a capture holds the nodes its deployments' pods ran on and only those pods: nodes without Dynamo pods and GPUs requested by other workloads are not known"})
+	if !hasNodes {
+		cl.Notes = append(cl.Notes, inspect.Note{Severity: inspect.NoteWarning, Source: inspect.SourceCapture, Message: "the capture holds no Node: every component is predicted unschedulable"})
+	}
+	return cl
+}
+
+func flatten(u *unstructured.Unstructured) []*unstructured.Unstructured {
+	if !u.IsList() {
+		return []*unstructured.Unstructured{u}
+	}
+	var out []*unstructured.Unstructured
+	l, err := u.ToList()
+	if err != nil {
+		return nil
+	}
+	for i := range l.Items {
+		out = append(out, &l.Items[i])
+	}
+	return out
+}
+
+// readManifests reads every -f into DGDs; other kinds are skipped with a note.
+func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) {
+	var files []string
+	for _, f := range o.Filenames {
+		if f == "-" {
+			files = append(files, f)
+			continue
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, nil, cmdutil.WithHint(fmt.Errorf("-f %s: %w", f, err), "Try: kubectl dynamo preflight -f path/to/dgd.yaml")
+		}
+		if !st.IsDir() {
+			files = append(files, f)
+			continue
+		}
+		entries, err := os.ReadDir(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-f %s: %w", f, err)
+		}
+		n := 0
+		for _, e := range entries {
+			ext := strings.ToLower(filepath.Ext(e.Name()))
+			if !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+				files = append(files, filepath.Join(f, e.Name()))
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, nil, fmt.Errorf("-f %s: the directory holds no .yaml, .yml or .json file", f)
+		}
+	}
+	var out []preflight.Manifest
+	var notes []inspect.Note
+	skipped := map[string]int{}
+	for _, f := range files {
+		data, err := cmdutil.ReadInputLimit(o.in, f, "-f", inspect.MaxCaptureBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := inspect.ParseCapture(data, f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-f %s: %w", f, err)
+		}
+		for _, u := range b.Objects {
+			for _, it := range flatten(u) {
+				if it.GetKind() != "DynamoGraphDeployment" || !strings.HasPrefix(it.GetAPIVersion(), "nvidia.com/") {
+					skipped[it.GetKind()]++
+					continue
+				}
+				if it.GetNamespace() == "" {
+					it.SetNamespace(o.namespace)
+				}
+				out = append(out, preflight.Manifest{Object: it, Source: f})
+			}
+		}
+	}
+	if len(skipped) > 0 {
+		var kinds []string
+		for k, n := range skipped {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+		}
+		sort.Strings(kinds)
+		notes = append(notes, inspect.Note{Severity: inspect.NoteInfo, Source: "manifest", Message: "not checked (not a DynamoGraphDeployment): " + strings.Join(kinds, ", ")})
+	}
+	if len(out) == 0 {
+		return nil, nil, cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment in %s", strings.Join(o.Filenames, ", ")),
+			"preflight checks objects of kind DynamoGraphDeployment (apiVersion nvidia.com/v1beta1 or v1alpha1)")
+	}
+	return out, notes, nil
+}
+
+// exitFor returns the findings exit (2) when a finding reaches --fail-on.
+func (o *Options) exitFor(r *preflight.Report) error {
+	if o.ExitZero {
+		return nil
+	}
+	threshold := inspect.Severity(o.FailOn).Rank()
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity.Rank() >= threshold {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d finding(s) at or above %s (exit code 2; --exit-zero reports without failing)", n, o.FailOn)
+	if !o.Output.IsTable() {
+		msg = ""
+	}
+	return &cmdutil.ResultError{Code: cmdutil.ExitFindings, Message: msg}
+}

@@ -1,0 +1,234 @@
+package preflight
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
+)
+
+// style decorates text when colour is on; symbols carry the meaning without it.
+type style struct{ color bool }
+
+func (s style) sev(sev inspect.Severity, text string) string {
+	if !s.color {
+		return text
+	}
+	switch sev {
+	case inspect.SeverityError:
+		return printers.Color("31", text)
+	case inspect.SeverityWarning:
+		return printers.Color("33", text)
+	}
+	return printers.Color("2", text)
+}
+
+func (s style) bold(text string) string {
+	if !s.color {
+		return text
+	}
+	return printers.Bold(text)
+}
+
+func symbol(sev inspect.Severity) string {
+	switch sev {
+	case inspect.SeverityError:
+		return "✗"
+	case inspect.SeverityWarning:
+		return "!"
+	}
+	return "i"
+}
+
+func (o *Options) tableOptions(st style) printers.TableOptions {
+	opts := printers.TableOptions{Wide: o.Output.Format == "wide", NoHeaders: o.Output.NoHeaders}
+	if st.color {
+		opts.HeaderStyle = printers.Bold
+	}
+	return opts
+}
+
+func (o *Options) print(r *preflight.Report) error {
+	st := style{color: o.IO.ColorEnabled()}
+	w := o.IO.Out
+	if o.Output.NoHeaders {
+		for _, n := range r.Notes {
+			if n.Severity == inspect.NoteWarning {
+				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
+			}
+		}
+		t := &printers.Table{}
+		several := len(r.Deployments) > 1
+		for i := range r.Deployments {
+			d := &r.Deployments[i]
+			ct := componentTable(d)
+			if several {
+				t.Columns = append([]printers.Column{{Header: "DEPLOYMENT"}}, ct.Columns...)
+				for _, row := range ct.Rows {
+					t.AddRow(append([]string{d.Namespace + "/" + d.Name}, row...)...)
+				}
+			} else {
+				t = ct
+			}
+		}
+		return t.Render(w, o.tableOptions(st))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s   %s %s\n", st.bold("Context:"), orDash(r.Context), st.bold("Nodes:"), nodesLine(r))
+	flush := func() error {
+		_, err := io.WriteString(w, b.String())
+		b.Reset()
+		return err
+	}
+	for i := range r.Deployments {
+		d := &r.Deployments[i]
+		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s\n\n", st.bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
+			st.bold("Policy:"), policyLine(d.Policy), st.bold("Router:"), orDash(d.RouterMode))
+		if err := flush(); err != nil {
+			return err
+		}
+		if err := componentTable(d).Render(w, o.tableOptions(st)); err != nil {
+			return err
+		}
+		if d.Policy != nil && len(d.Domains) > 0 {
+			b.WriteString("\n")
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := domainTable(d, r.Cluster != nil).Render(w, o.tableOptions(st)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(r.Findings) > 0 {
+		b.WriteString("\n" + st.bold("Findings:") + "\n")
+		for _, f := range r.Findings {
+			where := f.Namespace + "/" + f.Deployment
+			if f.Domain != "" {
+				where += " " + f.Domain
+			}
+			fmt.Fprintf(&b, "%s %s (%s)  %s  %s\n", st.sev(f.Severity, symbol(f.Severity)+" "+string(f.Severity)),
+				st.bold(f.ID), f.Certainty, where, f.Message)
+			if f.Hint != "" {
+				fmt.Fprintf(&b, "    fix: %s\n", f.Hint)
+			}
+			if o.Output.Format == "wide" && len(f.Objects) > 0 {
+				fmt.Fprintf(&b, "    objects: %s\n", strings.Join(f.Objects, ", "))
+			}
+		}
+	} else {
+		b.WriteString("\nNo findings.\n")
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n" + st.bold("Notes:") + "\n")
+		for _, n := range r.Notes {
+			prefix := string(n.Source)
+			if n.Deployment != "" {
+				prefix += " " + n.Deployment
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", prefix, n.Message)
+		}
+	}
+	return flush()
+}
+
+func nodesLine(r *preflight.Report) string {
+	c := r.Cluster
+	if c == nil {
+		return "none (manifests checked only)"
+	}
+	return fmt.Sprintf("%s (%d nodes, %d with GPUs; nvidia.com/gpu %d allocatable, %d requested)", c.Source, c.Nodes, c.GPUNodes, c.AllocatableGPUs, c.RequestedGPUs)
+}
+
+func componentTable(d *preflight.DeploymentReport) *printers.Table {
+	domain := "DOMAIN"
+	if d.Policy != nil && d.Policy.Domain != "" {
+		domain = strings.ToUpper(d.Policy.Domain)
+	}
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "COMPONENT"}, {Header: "ROLE"}, {Header: "REPLICAS"}, {Header: "NODES/REPLICA"}, {Header: "GPUS/POD"},
+		{Header: "ELIGIBLE NODES"}, {Header: "FITS"}, {Header: "ROLE SIGNAL", Wide: true}, {Header: "CONSTRAINTS", Wide: true},
+		{Header: "CAN LAND IN (" + domain + ")", MaxWidth: printers.Unlimited},
+	}}
+	for _, c := range d.Components {
+		el, fits := "-", "-"
+		if c.EligibleNodes != nil {
+			el = strconv.Itoa(*c.EligibleNodes)
+		}
+		if c.Fits != nil {
+			fits = fmt.Sprintf("%d/%d", *c.Fits, c.Replicas)
+		}
+		land := "-"
+		switch {
+		case c.AnyDomain:
+			land = "any"
+		case len(c.Domains) > 0:
+			var vs []string
+			for _, v := range c.Domains {
+				vs = append(vs, orNone(v))
+			}
+			land = strings.Join(printers.Cells(vs), " ")
+		case c.Role == string(inspect.RolePrefill) || c.Role == string(inspect.RoleDecode):
+			if d.Policy != nil && c.EligibleNodes != nil {
+				land = "nowhere"
+			}
+		}
+		t.AddRow(c.Name, c.Role, strconv.Itoa(int(c.Replicas)), strconv.Itoa(int(c.NodesPerReplica)), strconv.FormatInt(c.GPUsPerPod, 10),
+			el, fits, orDash(c.RoleSignal), orDash(strings.Join(c.Constraints, "; ")), land)
+	}
+	return t
+}
+
+func domainTable(d *preflight.DeploymentReport, cluster bool) *printers.Table {
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: strings.ToUpper(d.Policy.Domain)}, {Header: "NODES"}, {Header: "FREE GPUS"}, {Header: "PREFILL"}, {Header: "DECODE"},
+		{Header: "PREFILL COMPONENTS", Wide: true}, {Header: "DECODE COMPONENTS", Wide: true}, {Header: "FLAGS", MaxWidth: printers.Unlimited},
+	}}
+	for _, v := range d.Domains {
+		nodes, free := "-", "-"
+		if cluster {
+			nodes, free = strconv.Itoa(v.Nodes), strconv.FormatInt(v.FreeGPUs, 10)
+		}
+		flags := "-"
+		if len(v.Flags) > 0 {
+			flags = strings.Join(v.Flags, ",")
+		}
+		t.AddRow(v.Value, nodes, free, v.Prefill, v.Decode, orDash(strings.Join(v.PrefillComponents, ",")), orDash(strings.Join(v.DecodeComponents, ",")), flags)
+	}
+	return t
+}
+
+func policyLine(p *inspect.PolicySummary) string {
+	if p == nil {
+		return "none (no kvTransferPolicy)"
+	}
+	s := orDash(p.Domain) + " " + orDash(p.Enforcement)
+	if p.PreferredWeight != nil {
+		s += " weight " + strconv.FormatFloat(*p.PreferredWeight, 'g', -1, 64)
+	}
+	switch {
+	case p.LabelKey != "":
+		s += " (label " + p.LabelKey + ")"
+	case p.ClusterTopologyName != "":
+		s += " (topology " + p.ClusterTopologyName + ")"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

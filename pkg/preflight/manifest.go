@@ -1,0 +1,211 @@
+package preflight
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Manifest is one DynamoGraphDeployment read from a file.
+type Manifest struct {
+	Object *unstructured.Unstructured
+	// Source names the file ("-" for stdin).
+	Source string
+}
+
+// component is one DGD component as the scheduler will see its pods.
+type component struct {
+	name, ctype, subType string
+	replicas             int32
+	// nodes is the number of pods of one replica (multinode nodeCount, else 1).
+	nodes     int32
+	multinode bool
+	pod       corev1.PodSpec
+	// packDomain is the component's topologyConstraint.packDomain.
+	packDomain string
+	// gpus is the pod's nvidia.com/gpu request.
+	gpus int64
+	// minAvailable is set in the manifest (Grove only).
+	minAvailable bool
+	// path is the component's field path in the manifest.
+	path string
+}
+
+// componentWire accepts the v1beta1 component and the v1alpha1 service.
+type componentWire struct {
+	Name             string `json:"name"`
+	Type             string `json:"type"`
+	ComponentType    string `json:"componentType"`
+	SubComponentType string `json:"subComponentType"`
+	Replicas         *int32 `json:"replicas"`
+	Multinode        *struct {
+		NodeCount *int32 `json:"nodeCount"`
+	} `json:"multinode"`
+	PodTemplate        *corev1.PodTemplateSpec `json:"podTemplate"`
+	ExtraPodSpec       json.RawMessage         `json:"extraPodSpec"`
+	Resources          *alphaResources         `json:"resources"`
+	MinAvailable       json.RawMessage         `json:"minAvailable"`
+	TopologyConstraint *struct {
+		PackDomain string `json:"packDomain"`
+	} `json:"topologyConstraint"`
+}
+
+// alphaResources is the v1alpha1 resources block ({requests,limits}: {cpu,
+// memory, gpu, custom}); gpu becomes nvidia.com/gpu on the main container.
+type alphaResources struct {
+	Requests *alphaResourceItem `json:"requests"`
+	Limits   *alphaResourceItem `json:"limits"`
+}
+
+type alphaResourceItem struct {
+	CPU    string            `json:"cpu"`
+	Memory string            `json:"memory"`
+	GPU    string            `json:"gpu"`
+	Custom map[string]string `json:"custom"`
+}
+
+// alphaExtraPodSpec is the v1alpha1 extraPodSpec: a PodSpec inline plus the
+// main container.
+type alphaExtraPodSpec struct {
+	corev1.PodSpec `json:",inline"`
+	MainContainer  *corev1.Container `json:"mainContainer"`
+}
+
+const gpuResource corev1.ResourceName = "nvidia.com/gpu"
+
+// components reads the DGD's components in manifest order (v1alpha1 services
+// sorted by name). Problems go to bad as field errors.
+func components(u *unstructured.Unstructured, bad func(path, msg string)) []*component {
+	spec, _ := u.Object["spec"].(map[string]any)
+	var out []*component
+	add := func(name, path string, raw any) {
+		var w componentWire
+		if raw != nil {
+			data, _ := json.Marshal(raw)
+			if err := json.Unmarshal(data, &w); err != nil {
+				bad(path, fmt.Sprintf("cannot be read: %v", err))
+				return
+			}
+		}
+		c := &component{name: cmp.Or(name, w.Name), ctype: strings.ToLower(cmp.Or(w.Type, w.ComponentType)), subType: strings.ToLower(w.SubComponentType), replicas: 1, nodes: 1, path: path}
+		if w.Replicas != nil {
+			c.replicas = *w.Replicas
+		}
+		if w.Multinode != nil {
+			c.multinode, c.nodes = true, 2
+			if w.Multinode.NodeCount != nil {
+				c.nodes = *w.Multinode.NodeCount
+			}
+		}
+		c.minAvailable = len(w.MinAvailable) > 0 && string(w.MinAvailable) != "null"
+		if w.TopologyConstraint != nil {
+			c.packDomain = w.TopologyConstraint.PackDomain
+		}
+		if w.PodTemplate != nil {
+			c.pod = *w.PodTemplate.Spec.DeepCopy()
+		}
+		if len(w.ExtraPodSpec) > 0 && string(w.ExtraPodSpec) != "null" {
+			var x alphaExtraPodSpec
+			if err := json.Unmarshal(w.ExtraPodSpec, &x); err != nil {
+				bad(path+".extraPodSpec", fmt.Sprintf("cannot be read: %v", err))
+			} else {
+				c.pod = x.PodSpec
+				if x.MainContainer != nil {
+					main := *x.MainContainer
+					main.Name = "main"
+					c.pod.Containers = append([]corev1.Container{main}, slices.DeleteFunc(c.pod.Containers, func(k corev1.Container) bool { return k.Name == "main" })...)
+				}
+			}
+		}
+		if w.Resources != nil {
+			applyAlphaResources(c, w.Resources, path, bad)
+		}
+		c.gpus = podGPURequest(&c.pod)
+		out = append(out, c)
+	}
+	if list, ok := spec["components"].([]any); ok {
+		for i, item := range list {
+			add("", fmt.Sprintf("spec.components[%d]", i), item)
+		}
+	}
+	if m, ok := spec["services"].(map[string]any); ok {
+		names := make([]string, 0, len(m))
+		for k := range m {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			add(k, "spec.services."+k, m[k])
+		}
+	}
+	return out
+}
+
+// applyAlphaResources puts the v1alpha1 gpu request/limit on the main container.
+func applyAlphaResources(c *component, r *alphaResources, path string, bad func(path, msg string)) {
+	if len(c.pod.Containers) == 0 {
+		c.pod.Containers = []corev1.Container{{Name: "main"}}
+	}
+	main := &c.pod.Containers[0]
+	for i := range c.pod.Containers {
+		if c.pod.Containers[i].Name == "main" {
+			main = &c.pod.Containers[i]
+		}
+	}
+	set := func(item *alphaResourceItem, field string, dst *corev1.ResourceList) {
+		if item == nil || item.GPU == "" {
+			return
+		}
+		q, err := resource.ParseQuantity(item.GPU)
+		if err != nil {
+			bad(path+".resources."+field+".gpu", fmt.Sprintf("%q is not a quantity", item.GPU))
+			return
+		}
+		if *dst == nil {
+			*dst = corev1.ResourceList{}
+		}
+		(*dst)[gpuResource] = q
+	}
+	set(r.Requests, "requests", &main.Resources.Requests)
+	set(r.Limits, "limits", &main.Resources.Limits)
+}
+
+// podGPURequest is what the scheduler counts for a pod: the larger of the sum
+// over containers (and restartable init containers) and the largest init
+// container; a container's request, else its limit (extended resources default
+// their request to the limit).
+func podGPURequest(p *corev1.PodSpec) int64 {
+	req := func(c *corev1.Container) int64 {
+		if q, ok := c.Resources.Requests[gpuResource]; ok {
+			return q.Value()
+		}
+		if q, ok := c.Resources.Limits[gpuResource]; ok {
+			return q.Value()
+		}
+		return 0
+	}
+	var sum, initMax int64
+	for i := range p.Containers {
+		sum += req(&p.Containers[i])
+	}
+	for i := range p.InitContainers {
+		c := &p.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sum += req(c)
+			continue
+		}
+		initMax = max(initMax, req(c))
+	}
+	return max(sum, initMax)
+}
+
+// isWorker is true for the component types that get KV-transfer wiring.
+func (c *component) isWorker() bool {
+	return c.ctype == "worker" || c.ctype == "prefill" || c.ctype == "decode" || (c.ctype == "" && c.gpus > 0)
+}

@@ -1,0 +1,445 @@
+package preflight
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// place decides, for every component, the nodes its pods may run on and the
+// transfer-domain values they can land in, checks that its replicas fit (alone
+// and all components together), and that a multinode replica fits in one value.
+func (c *checker) place() {
+	for i, k := range c.comps {
+		f, _ := newFilter(&k.pod)
+		reasons := map[string]int{}
+		var el []*Node
+		for _, n := range c.cl.Nodes {
+			ok, why := f.matches(n)
+			if ok && k.gpus > 0 && n.Allocatable < k.gpus {
+				ok, why = false, fmt.Sprintf("fewer than %d allocatable nvidia.com/gpu", k.gpus)
+			}
+			if !ok {
+				reasons[why]++
+				continue
+			}
+			el = append(el, n)
+		}
+		c.eligible[k.name] = el
+		n := len(el)
+		c.dr.Components[i].EligibleNodes = &n
+		if k.replicas == 0 {
+			continue
+		}
+		if len(el) == 0 {
+			var rs []string
+			for _, r := range slices.Sorted(maps.Keys(reasons)) {
+				rs = append(rs, fmt.Sprintf("%d: %s", reasons[r], r))
+			}
+			c.add(FindingReplicasUnschedulable, inspect.SeverityError, Certain, "",
+				fmt.Sprintf("component %s: none of the %d nodes can run its pods (%s): all %s stay Pending", k.name, len(c.cl.Nodes), strings.Join(rs, ", "), plural(int64(k.replicas), "replica", "replicas")),
+				"fix the component's nodeSelector, affinity or tolerations, or its nvidia.com/gpu request", c.dgdObject())
+			continue
+		}
+		if k.gpus == 0 {
+			continue
+		}
+		fit := fitAlone(k, el, "")
+		if fit < k.replicas {
+			free := int64(0)
+			for _, n := range el {
+				free += n.Free()
+			}
+			dom := ""
+			if c.policy != nil {
+				if vs := nodeValues(el, c.nodeKey); len(vs) == 1 {
+					dom = vs[0]
+				}
+			}
+			where := "on the nodes it may use"
+			if dom != "" {
+				where = fmt.Sprintf("in %s %s", c.policy.Domain, dom)
+			}
+			c.add(FindingReplicasUnschedulable, inspect.SeverityError, Certain, dom,
+				fmt.Sprintf("component %s: %d of %d replicas fit: each pod requests %s %s, and the %s it may use %s have %d free (allocatable minus what running pods request): the rest stay Pending",
+					k.name, fit, k.replicas, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), replicaShape(k), plural(int64(len(el)), "node", "nodes"), where, free),
+				"lower the component's replicas or GPUs, widen its node constraints, or add GPU nodes there", c.dgdObject())
+		}
+		if k.multinode && c.policy != nil && c.nodeKey != "" {
+			best := int32(0)
+			for _, v := range nodeValues(el, c.nodeKey) {
+				best = max(best, fitAlone(&component{nodes: k.nodes, gpus: k.gpus, replicas: 1}, el, v))
+			}
+			if best == 0 {
+				sev, what := inspect.SeverityWarning, fmt.Sprintf("so the scheduler spreads a replica's pods over several values of %s: the router sees only the leader's value, and the KV transfers of the other nodes' ranks cross the domain", c.policy.Domain)
+				if c.packsDomain(k.packDomain) || c.packsDomain(c.dr.PackDomain) {
+					sev, what = inspect.SeverityError, "and the component's packDomain requires one: its replicas stay Pending"
+				}
+				c.add(FindingMultinodeReplicaExceedsDomain, sev, Certain, "",
+					fmt.Sprintf("component %s: one replica needs %d nodes with %s free each, and no %s has that room on the nodes it may use, %s", k.name, k.nodes, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), c.policy.Domain, what),
+					fmt.Sprintf("give every %s enough GPU nodes for a whole replica, or lower multinode.nodeCount (more GPUs per node)", c.policy.Domain), c.dgdObject())
+			}
+		}
+	}
+	c.placeTogether()
+}
+
+func replicaShape(k *component) string {
+	if k.nodes > 1 {
+		return fmt.Sprintf("(%d pods per replica)", k.nodes)
+	}
+	return "(one pod per replica)"
+}
+
+// fitAlone counts the replicas of k that fit on the free GPUs of nodes (only
+// those with value v of the transfer domain when v is set), placing pods
+// greedily on the node with the most room.
+func fitAlone(k *component, nodes []*Node, v string) int32 {
+	if k.gpus <= 0 {
+		return k.replicas
+	}
+	slots := int64(0)
+	for _, n := range nodes {
+		slots += n.Free() / k.gpus
+	}
+	_ = v
+	return int32(min(int64(k.replicas), slots/int64(max(1, k.nodes))))
+}
+
+// nodeValues are the values of key on nodes ("" for nodes without it), sorted.
+func nodeValues(nodes []*Node, key string) []string {
+	set := map[string]bool{}
+	for _, n := range nodes {
+		set[n.Labels[key]] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// placeTogether places every component's replicas on the free GPUs in turn —
+// the most constrained first — and records how many fit; replicas that fit
+// alone but not together are a possible shortage. A deployment-level
+// packDomain must fit in one of its values.
+func (c *checker) placeTogether() {
+	c.cl.reset()
+	defer c.cl.reset()
+	order := slices.Clone(c.comps)
+	slices.SortStableFunc(order, func(a, b *component) int {
+		return cmp.Or(cmp.Compare(len(c.eligible[a.name]), len(c.eligible[b.name])), cmp.Compare(b.gpus*int64(b.nodes), a.gpus*int64(a.nodes)))
+	})
+	fits := map[string]int32{}
+	var short []string
+	for _, k := range order {
+		el := c.eligible[k.name]
+		placed := int32(0)
+		for r := int32(0); r < k.replicas && len(el) > 0; r++ {
+			if !placeReplica(k, el) {
+				break
+			}
+			placed++
+		}
+		fits[k.name] = placed
+		if k.gpus > 0 && placed < k.replicas && fitAlone(k, el, "") >= k.replicas {
+			short = append(short, fmt.Sprintf("%s (%d of %d)", k.name, placed, k.replicas))
+		}
+	}
+	for i := range c.dr.Components {
+		f := fits[c.dr.Components[i].Name]
+		c.dr.Components[i].Fits = &f
+	}
+	if len(short) > 0 {
+		c.add(FindingReplicasUnschedulable, inspect.SeverityWarning, Possible, "",
+			fmt.Sprintf("each component fits alone, but not all together on the free GPUs of the nodes they share: placed one after the other, %s fit", strings.Join(short, ", ")),
+			"add GPU nodes or lower replicas; the scheduler may place them differently, but the GPUs requested exceed what those nodes have free", c.dgdObject())
+	}
+	if pd := c.dr.PackDomain; pd != "" {
+		key := c.packKey(pd)
+		if key == "" {
+			return
+		}
+		need := int64(0)
+		for _, k := range c.comps {
+			need += k.gpus * int64(k.nodes) * int64(k.replicas)
+		}
+		best, bestVal := int64(0), ""
+		for _, v := range nodeValues(c.cl.Nodes, key) {
+			free := int64(0)
+			for _, n := range c.cl.Nodes {
+				if n.Labels[key] == v && v != "" {
+					free += n.Free()
+				}
+			}
+			if free > best {
+				best, bestVal = free, v
+			}
+		}
+		if need > best {
+			c.add(FindingReplicasUnschedulable, inspect.SeverityError, Certain, "",
+				fmt.Sprintf("spec.topologyConstraint.packDomain %s puts every pod of the deployment in one %s, and they request %d nvidia.com/gpu; the %s with the most room (%s) has %d free: the deployment stays Pending", pd, pd, need, pd, noneIfEmpty(bestVal), best),
+				"pack at a broader domain, or lower replicas", c.dgdObject())
+		}
+	}
+}
+
+// placeReplica puts one replica's pods on the nodes with the most free GPUs.
+func placeReplica(k *component, nodes []*Node) bool {
+	if k.gpus <= 0 {
+		return true
+	}
+	var chosen []*Node
+	for p := int32(0); p < k.nodes; p++ {
+		var best *Node
+		for _, n := range nodes {
+			if n.Free() >= k.gpus && (best == nil || n.Free() > best.Free()) {
+				best = n
+			}
+		}
+		if best == nil {
+			for _, n := range chosen {
+				n.planned -= k.gpus
+			}
+			return false
+		}
+		best.planned += k.gpus
+		chosen = append(chosen, best)
+	}
+	return true
+}
+
+// checkDomainLabel checks that the nodes carry the policy's node label.
+func (c *checker) checkDomainLabel() {
+	if c.policy == nil || c.nodeKey == "" {
+		return
+	}
+	with := 0
+	for _, n := range c.cl.Nodes {
+		if _, ok := n.Labels[c.nodeKey]; ok {
+			with++
+		}
+	}
+	if with == 0 {
+		c.add(FindingDomainLabelMissing, inspect.SeverityError, Certain, "",
+			fmt.Sprintf("no node carries the label %s that kvTransferPolicy reads for %s: the operator cannot copy a value to any worker pod, so every worker waits for /etc/dynamo/topology/%s and exits after 30 s", c.nodeKey, c.policy.Domain, c.policy.Domain),
+			fmt.Sprintf("label the GPU nodes (kubectl label node NODE %s=VALUE), or fix the policy's labelKey / topology level", c.nodeKey), c.dgdObject())
+		c.policy = nil
+		return
+	}
+	for _, k := range c.comps {
+		if role, _ := c.role(k); role != inspect.RolePrefill && role != inspect.RoleDecode && role != inspect.RoleAggregated {
+			continue
+		}
+		var without []string
+		for _, n := range c.eligible[k.name] {
+			if _, ok := n.Labels[c.nodeKey]; !ok {
+				without = append(without, n.Name)
+			}
+		}
+		if len(without) > 0 && k.replicas > 0 {
+			c.add(FindingDomainLabelMissing, inspect.SeverityWarning, Possible, "",
+				fmt.Sprintf("component %s may be scheduled on %s without the label %s (%s): a worker there gets no %s value (TopologyLabelMissing) and exits after 30 s", k.name, plural(int64(len(without)), "node", "nodes"), c.nodeKey, list(without), c.policy.Domain),
+				fmt.Sprintf("add node affinity %s Exists to the component, or label those nodes", c.nodeKey), c.dgdObject())
+		}
+	}
+}
+
+// componentValues are the transfer-domain values k can land in; any is true
+// when every value is possible (no cluster and no pinning).
+func (c *checker) componentValues(k *component) (vals []string, any bool) {
+	if c.cl == nil {
+		if c.nodeKey == "" {
+			return nil, true
+		}
+		vs, ok := pinnedValues(&k.pod, c.nodeKey)
+		return vs, !ok
+	}
+	var room []*Node
+	for _, n := range c.eligible[k.name] {
+		if k.gpus == 0 || n.Free() >= k.gpus {
+			room = append(room, n)
+		}
+	}
+	return nodeValues(room, c.nodeKey), false
+}
+
+// domains predicts, for each value of the transfer domain, whether prefill and
+// decode replicas land there, and raises the domain findings.
+func (c *checker) domains() {
+	var prefill, decode []roleComp
+	universe := map[string]bool{}
+	for i, k := range c.comps {
+		role, _ := c.role(k)
+		if role != inspect.RolePrefill && role != inspect.RoleDecode || k.replicas == 0 {
+			continue
+		}
+		vals, any := c.componentValues(k)
+		c.dr.Components[i].Domains, c.dr.Components[i].AnyDomain = vals, any
+		rc := roleComp{k, vals, any}
+		if role == inspect.RolePrefill {
+			prefill = append(prefill, rc)
+		} else {
+			decode = append(decode, rc)
+		}
+		for _, v := range vals {
+			universe[v] = true
+		}
+	}
+	if c.cl != nil {
+		for _, v := range nodeValues(c.cl.Nodes, c.nodeKey) {
+			if v != "" {
+				universe[v] = true
+			}
+		}
+	}
+	if len(prefill) == 0 {
+		return
+	}
+	pol := c.policy
+	dom := pol.Domain
+	required := pol.Enforcement != "preferred"
+	sev := inspect.SeverityWarning
+	if required {
+		sev = inspect.SeverityError
+	}
+	coLocated := c.packsDomain(c.dr.PackDomain)
+	may := func(rs []roleComp, v string) (names []string, certain bool) {
+		for _, r := range rs {
+			if r.any || slices.Contains(r.vals, v) {
+				names = append(names, r.k.name)
+				if !r.any && len(r.vals) == 1 {
+					certain = true
+				}
+			}
+		}
+		return names, certain
+	}
+	presence := func(names []string, certain bool) string {
+		switch {
+		case certain:
+			return PresenceCertain
+		case len(names) > 0:
+			return PresencePossible
+		}
+		return PresenceNever
+	}
+	values := slices.Sorted(maps.Keys(universe))
+	anyP := slices.ContainsFunc(prefill, func(r roleComp) bool { return r.any })
+	anyD := slices.ContainsFunc(decode, func(r roleComp) bool { return r.any })
+	var uncertain []string
+	for _, v := range values {
+		if v == "" {
+			continue
+		}
+		pn, pc := may(prefill, v)
+		dn, dc := may(decode, v)
+		c.dr.Domains = append(c.dr.Domains, DomainReport{Value: v, Prefill: presence(pn, pc), Decode: presence(dn, dc), PrefillComponents: pn, DecodeComponents: dn})
+		if c.cl != nil {
+			row := &c.dr.Domains[len(c.dr.Domains)-1]
+			for _, n := range c.cl.Nodes {
+				if n.Labels[c.nodeKey] == v {
+					row.Nodes++
+					row.FreeGPUs += n.Free()
+				}
+			}
+		}
+		switch {
+		case coLocated:
+		case len(pn) > 0 && len(dn) == 0:
+			cert, how := Possible, "can land"
+			if pc {
+				cert, how = Certain, "lands"
+			}
+			what := "no decode component can land there"
+			if len(decode) > 0 {
+				what = "no decode component can land there (" + c.decodeWhere(decode) + ")"
+			} else {
+				what = "the deployment has no decode component"
+			}
+			router := "every request prefilled there decodes in another " + dom + ", each KV transfer crossing domains"
+			if required {
+				router = "under required enforcement every request prefilled there fails with NoEndpoints"
+			}
+			c.add(inspect.FindingPrefillDomainWithoutDecode, sev, cert, v,
+				fmt.Sprintf("%s %s: prefill (%s) %s there and %s: %s", dom, v, strings.Join(pn, ", "), how, what, router),
+				fmt.Sprintf("add a decode component pinned to %s=%s (node affinity on %s) or keep prefill out of it; or set kvTransferPolicy.enforcement: preferred with a preferredWeight", dom, v, c.nodeKey),
+				c.dgdObject())
+		case len(pn) > 0 && !dc:
+			uncertain = append(uncertain, v)
+		case len(dn) > 0 && len(pn) == 0 && dc:
+			c.add(inspect.FindingDecodeDomainWithoutPrefill, inspect.SeverityWarning, Certain, v,
+				fmt.Sprintf("%s %s: decode (%s) lands there and no prefill component can: under required enforcement those decode workers get no request, under preferred only cross-domain ones", dom, v, strings.Join(dn, ", ")),
+				fmt.Sprintf("add prefill capacity in %s=%s, or move the decode replicas to values that have prefill", dom, v), c.dgdObject())
+		}
+	}
+	// Without a cluster, an unpinned component may land in values the manifest
+	// does not name.
+	if !coLocated && (anyP && !anyD || anyP && anyD && len(values) != 1 || len(uncertain) > 0) {
+		if anyP && !anyD && len(decode) > 0 {
+			c.add(inspect.FindingPrefillDomainWithoutDecode, sev, Possible, "",
+				fmt.Sprintf("prefill may land in any %s while decode is pinned to %s: a %s with prefill and no decode fails requests under required enforcement", dom, list(c.decodeValues(decode)), dom),
+				fmt.Sprintf("pin prefill to the same values of %s as decode (node affinity), or add decode in every %s", c.nodeKey, dom), c.dgdObject())
+			return
+		}
+		if len(uncertain) == 0 && c.cl != nil {
+			return
+		}
+		if !required {
+			sev = inspect.SeverityInfo
+		} else {
+			sev = inspect.SeverityWarning
+		}
+		scope := fmt.Sprintf("any of %d values of %s (%s)", len(uncertain), dom, list(uncertain))
+		if c.cl == nil && len(uncertain) == 0 {
+			scope = "any " + dom + " the cluster has"
+		}
+		outcome := "requests prefilled there fail with NoEndpoints"
+		if !required {
+			outcome = "requests prefilled there decode across domains"
+		}
+		c.add(inspect.FindingPrefillDomainWithoutDecode, sev, Possible, "",
+			fmt.Sprintf("placement is not constrained per %s: prefill and decode replicas may land in %s, so the scheduler may leave a %s with prefill and no decode replica, where %s", dom, scope, dom, outcome),
+			fmt.Sprintf("pack the deployment into one %s (spec.topologyConstraint.packDomain: %s), or run decode per %s (one decode component per value, pinned with node affinity on %s, replicas >= 1 each)", dom, dom, dom, cmp.Or(c.nodeKey, "the domain label")),
+			c.dgdObject())
+		for i := range c.dr.Domains {
+			if slices.Contains(uncertain, c.dr.Domains[i].Value) {
+				c.dr.Domains[i].Flags = append(c.dr.Domains[i].Flags, inspect.FindingPrefillDomainWithoutDecode)
+			}
+		}
+	}
+}
+
+// roleComp is a prefill or decode component and the values it can land in.
+type roleComp struct {
+	k    *component
+	vals []string
+	any  bool
+}
+
+// decodeWhere says where the decode components can land.
+func (c *checker) decodeWhere(decode []roleComp) string {
+	var parts []string
+	for _, r := range decode {
+		switch {
+		case r.any:
+			parts = append(parts, r.k.name+": any")
+		case len(r.vals) == 0:
+			parts = append(parts, r.k.name+": nowhere")
+		default:
+			parts = append(parts, r.k.name+": "+list(r.vals))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// decodeValues is the union of the decode components' values.
+func (c *checker) decodeValues(decode []roleComp) []string {
+	set := map[string]bool{}
+	for _, r := range decode {
+		for _, v := range r.vals {
+			set[v] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}

@@ -1,0 +1,329 @@
+package preflight
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// Options are the inputs of Check.
+type Options struct {
+	// Manifests are the DynamoGraphDeployments to check, with their namespace
+	// already resolved.
+	Manifests []Manifest
+	// Cluster is the cluster to predict against; nil checks the manifests only.
+	Cluster *Cluster
+	// Context names the cluster (kubeconfig context or capture file).
+	Context string
+	// Sources and Notes are carried into the report.
+	Sources []inspect.SourceStatus
+	Notes   []inspect.Note
+}
+
+// Check validates each manifest and, with a cluster, predicts where its
+// replicas can land and which transfer-domain values end up with prefill and
+// no decode. It never fails: whatever cannot be read becomes a finding or a note.
+func Check(o Options) *Report {
+	r := &Report{APIVersion: inspect.ReportAPIVersion, Kind: Kind, Context: o.Context, Sources: o.Sources, Notes: o.Notes,
+		Deployments: []DeploymentReport{}, Findings: []Finding{}}
+	if o.Cluster != nil {
+		r.Cluster = o.Cluster.summary()
+		r.Notes = append(r.Notes, o.Cluster.Notes...)
+	} else {
+		r.Notes = append(r.Notes, inspect.Note{Severity: inspect.NoteInfo, Source: "manifest",
+			Message: "no cluster was read (--no-cluster, or no kubeconfig, and no --nodes-from): only the manifests were validated; node selectors, taints, GPU capacity and domain labels were not checked"})
+	}
+	for _, m := range o.Manifests {
+		dr, fs, notes := checkOne(m, o.Cluster)
+		r.Deployments = append(r.Deployments, dr)
+		r.Findings = append(r.Findings, fs...)
+		r.Notes = append(r.Notes, notes...)
+	}
+	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(a.Namespace, b.Namespace),
+			cmp.Compare(a.Deployment, b.Deployment), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Domain, b.Domain), cmp.Compare(a.Message, b.Message))
+	})
+	for i := range r.Deployments {
+		d := &r.Deployments[i]
+		for j := range d.Domains {
+			for _, f := range r.Findings {
+				if f.Namespace == d.Namespace && f.Deployment == d.Name && f.Domain == d.Domains[j].Value && f.Domain != "" && !slices.Contains(d.Domains[j].Flags, f.ID) {
+					d.Domains[j].Flags = append(d.Domains[j].Flags, f.ID)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// checker holds the state of one deployment's check.
+type checker struct {
+	u        *unstructured.Unstructured
+	cl       *Cluster
+	comps    []*component
+	m        *modelled
+	dr       DeploymentReport
+	findings []Finding
+	notes    []inspect.Note
+	// policy is usable for the domain analysis.
+	policy  *inspect.TransferPolicy
+	nodeKey string
+	// levels of the placement topology object (broadest first), when known.
+	levels []inspect.TopologyLevel
+	// values per component name (nil: any); eligible nodes per component.
+	values   map[string][]string
+	anyValue map[string]bool
+	eligible map[string][]*Node
+}
+
+func (c *checker) add(id string, sev inspect.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
+	c.findings = append(c.findings, Finding{Finding: inspect.Finding{ID: id, Severity: sev, Deployment: c.u.GetName(), Namespace: c.u.GetNamespace(),
+		Domain: domain, Message: msg, Hint: hint, Objects: objects}, Certainty: cert})
+}
+
+func (c *checker) dgdObject() string { return "dynamographdeployment/" + c.u.GetName() }
+
+func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect.Note) {
+	u := man.Object
+	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}}
+	c.dr = DeploymentReport{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Source: man.Source, Components: []ComponentReport{}}
+	var readProblems []problem
+	c.comps = components(u, func(path, msg string) {
+		readProblems = append(readProblems, problem{FindingInvalidManifest, path, msg})
+	})
+	problems := append(readProblems, validateManifest(u, c.comps)...)
+	policyBroken := false
+	for _, p := range problems {
+		id := p.id
+		c.add(id, inspect.SeverityError, Certain, "", fmt.Sprintf("%s: %s: the API server or the Dynamo operator's admission webhook rejects the DynamoGraphDeployment", p.path, p.msg),
+			"fix "+p.path+" in the manifest", c.dgdObject())
+		policyBroken = policyBroken || id == FindingInvalidPolicy
+	}
+	var topologies []*unstructured.Unstructured
+	if cl != nil {
+		topologies = cl.Topologies
+	}
+	m, err := model(u, c.comps, topologies)
+	if err != nil || m.dep == nil {
+		c.notes = append(c.notes, inspect.Note{Severity: inspect.NoteWarning, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
+			Message: fmt.Sprintf("the deployment could not be modelled (%v): roles and the policy are unknown", err)})
+		return c.dr, c.findings, c.notes
+	}
+	c.m = m
+	d := m.dep
+	c.dr.RouterMode = d.Router.Mode
+	if p := d.Policy; p != nil {
+		c.dr.Policy = &inspect.PolicySummary{Domain: p.Domain, Enforcement: string(p.Enforcement), PreferredWeight: p.PreferredWeight,
+			Mode: string(p.Mode), LabelKey: p.LabelKey, ClusterTopologyName: p.ClusterTopologyName}
+		if !policyBroken && p.Domain != "" && p.Mode != "" {
+			c.policy = p
+			c.nodeKey = p.NodeLabelKey
+			c.dr.NodeLabelKey = p.NodeLabelKey
+		}
+	}
+	c.dr.PackDomain, _, _ = unstructured.NestedString(u.Object, "spec", "topologyConstraint", "packDomain")
+	c.checkTopologyObjects()
+	c.components()
+	if cl != nil {
+		c.place()
+		c.checkDomainLabel()
+	}
+	c.checkRouter()
+	if c.policy != nil {
+		c.domains()
+	}
+	return c.dr, c.findings, c.notes
+}
+
+// role is inspect's role for a component ("" for non-workers).
+func (c *checker) role(k *component) (inspect.Role, string) {
+	if w, ok := c.m.roles[strings.ToLower(k.name)]; ok {
+		return w.Role, w.RoleSignal
+	}
+	return "", ""
+}
+
+func (c *checker) components() {
+	for _, k := range c.comps {
+		cr := ComponentReport{Name: k.name, Type: k.ctype, Replicas: k.replicas, NodesPerReplica: k.nodes, GPUsPerPod: k.gpus,
+			PackDomain: k.packDomain, Constraints: describe(&k.pod)}
+		role, signal := c.role(k)
+		cr.Role, cr.RoleSignal = string(role), signal
+		if role == "" {
+			cr.Role = cmp.Or(k.ctype, "-")
+		}
+		if role == inspect.RoleUnknown {
+			c.add(inspect.FindingWorkerRoleUnknown, inspect.SeverityWarning, Certain, "",
+				fmt.Sprintf("component %s: its role could not be decided from the component type, sub-component type, --disaggregation-mode arg or name, so it is counted neither as prefill nor as decode", k.name),
+				"give the component type: prefill|decode (v1beta1) or subComponentType, or pass --disaggregation-mode", c.dgdObject())
+		}
+		c.dr.Components = append(c.dr.Components, cr)
+	}
+}
+
+// checkTopologyObjects checks the Grove objects the policy and the placement
+// name, against the cluster's.
+func (c *checker) checkTopologyObjects() {
+	spec, _ := c.u.Object["spec"].(map[string]any)
+	placeName := ""
+	for _, f := range []string{"clusterTopologyName", "topologyProfile"} {
+		if v, _, _ := unstructured.NestedString(spec, "topologyConstraint", f); v != "" {
+			placeName = v
+			break
+		}
+	}
+	p := c.m.dep.Policy
+	policyName := ""
+	if p != nil && p.Mode == inspect.PolicyClusterTopologyName {
+		policyName = p.ClusterTopologyName
+	}
+	if c.cl == nil || (placeName == "" && policyName == "") {
+		return
+	}
+	if !c.cl.GroveServed {
+		c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+			fmt.Sprintf("the DynamoGraphDeployment names the Grove topology %q but Grove is not installed (neither clustertopologybindings.grove.io nor clustertopologies.grove.io is served): the webhook rejects it", cmp.Or(policyName, placeName)),
+			"install Grove and create the ClusterTopologyBinding, or use kvTransferPolicy.labelKey without topologyConstraint", c.dgdObject())
+		c.policy = nil
+		return
+	}
+	if !c.cl.TopologiesKnown {
+		return
+	}
+	find := func(name string) (string, []inspect.TopologyLevel, bool) {
+		for _, kind := range []string{"ClusterTopologyBinding", "ClusterTopology"} {
+			for _, t := range c.cl.Topologies {
+				if t.GetKind() == kind && t.GetName() == name {
+					var ls []struct{ Domain, Key string }
+					raw, _, _ := unstructured.NestedFieldNoCopy(t.Object, "spec", "levels")
+					_ = convertAny(raw, &ls)
+					var out []inspect.TopologyLevel
+					for _, l := range ls {
+						out = append(out, inspect.TopologyLevel{Domain: l.Domain, NodeLabelKey: l.Key})
+					}
+					return kind, out, true
+				}
+			}
+		}
+		return "", nil, false
+	}
+	domains := func(ls []inspect.TopologyLevel) string {
+		var s []string
+		for _, l := range ls {
+			s = append(s, l.Domain)
+		}
+		return "[" + strings.Join(s, " ") + "]"
+	}
+	if policyName != "" {
+		kind, ls, ok := find(policyName)
+		switch {
+		case !ok:
+			c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+				fmt.Sprintf("kvTransferPolicy.clusterTopologyName %q names no ClusterTopologyBinding (or ClusterTopology) in the cluster: the webhook rejects the DynamoGraphDeployment on create (\"references a ClusterTopology resource that was not found\")", policyName),
+				"create the topology object first, or fix clusterTopologyName", c.dgdObject())
+			c.policy = nil
+		case !slices.ContainsFunc(ls, func(l inspect.TopologyLevel) bool { return l.Domain == p.Domain }):
+			c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+				fmt.Sprintf("kvTransferPolicy.domain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", p.Domain, kind, policyName, domains(ls)),
+				"use one of the object's domains, or add a level for it", c.dgdObject())
+			c.policy = nil
+		}
+	}
+	if placeName == "" {
+		return
+	}
+	kind, ls, ok := find(placeName)
+	if !ok {
+		c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+			fmt.Sprintf("spec.topologyConstraint names the Grove topology %q, which does not exist in the cluster: the webhook rejects the DynamoGraphDeployment on create", placeName),
+			"create the ClusterTopologyBinding first, or fix spec.topologyConstraint.clusterTopologyName", c.dgdObject())
+		return
+	}
+	c.levels = ls
+	index := func(dom string) int {
+		return slices.IndexFunc(ls, func(l inspect.TopologyLevel) bool { return l.Domain == dom })
+	}
+	specPack := c.dr.PackDomain
+	if specPack != "" && index(specPack) < 0 {
+		c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+			fmt.Sprintf("spec.topologyConstraint.packDomain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", specPack, kind, placeName, domains(ls)),
+			"use one of the object's domains", c.dgdObject())
+	}
+	for _, k := range c.comps {
+		if k.packDomain == "" {
+			continue
+		}
+		switch i := index(k.packDomain); {
+		case i < 0:
+			c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+				fmt.Sprintf("%s.topologyConstraint.packDomain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", k.path, k.packDomain, kind, placeName, domains(ls)),
+				"use one of the object's domains", c.dgdObject())
+		case specPack != "" && index(specPack) >= 0 && i < index(specPack):
+			c.add(FindingInvalidManifest, inspect.SeverityError, Certain, "",
+				fmt.Sprintf("%s.topologyConstraint.packDomain %q must be equal to or narrower than the deployment-level domain %q: the webhook rejects the DynamoGraphDeployment", k.path, k.packDomain, specPack),
+				"use a narrower packDomain for the component", c.dgdObject())
+		}
+	}
+}
+
+// packKey is the node label of a pack domain ("" when unknown).
+func (c *checker) packKey(dom string) string {
+	for _, l := range c.levels {
+		if l.Domain == dom {
+			return l.NodeLabelKey
+		}
+	}
+	if c.policy != nil && dom == c.policy.Domain {
+		return c.nodeKey
+	}
+	return ""
+}
+
+// packsDomain is true when packing at dom keeps pods in one value of the
+// transfer domain (dom is the policy's domain or narrower).
+func (c *checker) packsDomain(dom string) bool {
+	if dom == "" || c.policy == nil {
+		return false
+	}
+	if dom == c.policy.Domain {
+		return true
+	}
+	pi := slices.IndexFunc(c.levels, func(l inspect.TopologyLevel) bool { return l.Domain == c.policy.Domain })
+	di := slices.IndexFunc(c.levels, func(l inspect.TopologyLevel) bool { return l.Domain == dom })
+	return pi >= 0 && di >= pi
+}
+
+func (c *checker) checkRouter() {
+	r := c.m.dep.Router
+	if c.m.dep.Policy == nil || r.Mode == "" || r.Mode == "kv" {
+		return
+	}
+	src := ""
+	if r.ModeSource != "" {
+		src = " (" + r.ModeSource + ")"
+	}
+	c.add(inspect.FindingRouterNotKV, inspect.SeverityWarning, Certain, "",
+		fmt.Sprintf("the frontend will route in %s mode%s, not kv: the prefill router still derives the decode constraint from the prefill worker it picks, but the %s decode pick does not read routing constraints, so decode workers are picked without regard to the transfer domain", r.Mode, src, r.Mode),
+		"run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)", c.dgdObject())
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func list(items []string) string {
+	if len(items) <= 4 {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:3], ", ") + fmt.Sprintf(" and %d more", len(items)-3)
+}
+
+func noneIfEmpty(v string) string { return cmp.Or(v, "<none>") }

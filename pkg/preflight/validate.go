@@ -1,0 +1,272 @@
+package preflight
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Rules of the DynamoGraphDeployment CRD schema (both versions) and of the
+// operator's admission webhook (deploy/operator/internal/webhook/validation),
+// as far as they can be checked without the cluster.
+var (
+	componentNameRe = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$`)
+	domainRe        = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	componentTypes  = []string{"frontend", "worker", "prefill", "decode", "planner", "epp"}
+	backends        = []string{"sglang", "vllm", "trtllm"}
+)
+
+const (
+	maxComponents = 25
+	// maxGroveName is Grove's limit on the combined PodCliqueSet, scaling
+	// group and clique names (the webhook's maxCombinedResourceNameLength).
+	maxGroveName    = 45
+	annotationGrove = "nvidia.com/enable-grove"
+	policyPath      = "spec.experimental.kvTransferPolicy"
+)
+
+// problem is one rejected field.
+type problem struct {
+	id, path, msg string
+}
+
+// policyWire is spec.experimental.kvTransferPolicy as written.
+type policyWire struct {
+	LabelKey            *string  `json:"labelKey"`
+	ClusterTopologyName *string  `json:"clusterTopologyName"`
+	Domain              *string  `json:"domain"`
+	Enforcement         *string  `json:"enforcement"`
+	PreferredWeight     *float64 `json:"preferredWeight"`
+}
+
+// grovePathway is the webhook's isGrovePathway: Grove is used unless the DGD
+// says nvidia.com/enable-grove: "false".
+func grovePathway(u *unstructured.Unstructured) bool {
+	return strings.ToLower(u.GetAnnotations()[annotationGrove]) != "false"
+}
+
+// validateManifest checks a DGD against the CRD schema, its CEL rules and the
+// webhook's stateless rules. comps are the parsed components.
+func validateManifest(u *unstructured.Unstructured, comps []*component) (out []problem) {
+	bad := func(id, path, format string, args ...any) {
+		out = append(out, problem{id: id, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	version := strings.TrimPrefix(u.GetAPIVersion(), "nvidia.com/")
+	if version != "v1alpha1" && version != "v1beta1" {
+		bad(FindingInvalidManifest, "apiVersion", "%q is not served: use nvidia.com/v1beta1 (or nvidia.com/v1alpha1)", u.GetAPIVersion())
+	}
+	if u.GetName() == "" {
+		bad(FindingInvalidManifest, "metadata.name", "is required")
+	} else if errs := validation.IsDNS1123Subdomain(u.GetName()); len(errs) > 0 {
+		bad(FindingInvalidManifest, "metadata.name", "%q is not a valid name: %s", u.GetName(), strings.Join(errs, "; "))
+	}
+	spec, ok := u.Object["spec"].(map[string]any)
+	if !ok {
+		bad(FindingInvalidManifest, "spec", "is required")
+		return out
+	}
+	if v, has := spec["backendFramework"]; has {
+		if s, _ := v.(string); !slices.Contains(backends, s) {
+			bad(FindingInvalidManifest, "spec.backendFramework", "%v is not one of %s", v, strings.Join(backends, ", "))
+		}
+	}
+	switch version {
+	case "v1beta1":
+		if _, has := spec["services"]; has {
+			bad(FindingInvalidManifest, "spec.services", "is a v1alpha1 field: nvidia.com/v1beta1 lists components under spec.components (or set apiVersion: nvidia.com/v1alpha1)")
+		}
+		list, isList := spec["components"].([]any)
+		if _, has := spec["components"]; has && !isList {
+			bad(FindingInvalidManifest, "spec.components", "must be a list of components")
+		}
+		if len(list) == 0 {
+			bad(FindingInvalidManifest, "spec.components", "must have at least one component")
+		}
+		if len(list) > maxComponents {
+			bad(FindingInvalidManifest, "spec.components", "has %d components, more than the %d allowed", len(list), maxComponents)
+		}
+	case "v1alpha1":
+		if _, has := spec["components"]; has {
+			bad(FindingInvalidManifest, "spec.components", "is a v1beta1 field: nvidia.com/v1alpha1 maps services under spec.services (or set apiVersion: nvidia.com/v1beta1)")
+		}
+		m, _ := spec["services"].(map[string]any)
+		if len(m) == 0 {
+			bad(FindingInvalidManifest, "spec.services", "must have at least one service")
+		}
+		if len(m) > maxComponents {
+			bad(FindingInvalidManifest, "spec.services", "has %d services, more than the %d allowed", len(m), maxComponents)
+		}
+	}
+	grove := grovePathway(u)
+	seen := map[string]string{}
+	epp := 0
+	for _, c := range comps {
+		switch {
+		case c.name == "":
+			bad(FindingInvalidManifest, c.path+".name", "is required")
+		case len(c.name) > 63 || !componentNameRe.MatchString(c.name):
+			bad(FindingInvalidManifest, c.path+".name", "%q must be 1-63 letters, digits or '-', starting and ending with a letter or digit", c.name)
+		}
+		if prev, dup := seen[strings.ToLower(c.name)]; dup && c.name != "" {
+			bad(FindingInvalidManifest, c.path+".name", "%q duplicates component %q (names are compared ignoring case)", c.name, prev)
+		}
+		seen[strings.ToLower(c.name)] = c.name
+		if version == "v1beta1" && c.ctype != "" && !slices.Contains(componentTypes, c.ctype) {
+			bad(FindingInvalidManifest, c.path+".type", "%q is not one of %s", c.ctype, strings.Join(componentTypes, ", "))
+		}
+		if c.replicas < 0 {
+			bad(FindingInvalidManifest, c.path+".replicas", "%d must be at least 0", c.replicas)
+		}
+		if c.multinode && c.nodes < 2 {
+			bad(FindingInvalidManifest, c.path+".multinode.nodeCount", "%d must be at least 2 (a single-node component has no multinode block)", c.nodes)
+		}
+		if c.ctype == "epp" {
+			epp++
+			if c.multinode {
+				bad(FindingInvalidManifest, c.path+".multinode", "an EPP component cannot be multinode")
+			}
+			if c.replicas != 1 {
+				bad(FindingInvalidManifest, c.path+".replicas", "an EPP component must have exactly 1 replica, not %d", c.replicas)
+			}
+		}
+		if grove && c.name != "" {
+			dgd, lower := u.GetName(), strings.ToLower(c.name)
+			n := len(dgd) + len(lower)
+			if c.multinode {
+				n = len(dgd) + len(lower) + len(lower+"-ldr")
+			}
+			if n > maxGroveName {
+				bad(FindingInvalidManifest, c.path+".name", "DynamoGraphDeployment name %q and component name %q make a combined Grove resource name of %d characters, more than %d: shorten either", dgd, c.name, n, maxGroveName)
+			}
+		}
+		if version == "v1beta1" {
+			for i, k := range c.pod.Containers {
+				if k.Name != "main" && k.Image == "" {
+					bad(FindingInvalidManifest, fmt.Sprintf("%s.podTemplate.spec.containers[%d].image", c.path, i), "is required for sidecar container %q", k.Name)
+				}
+			}
+		}
+		if c.minAvailable && !grove {
+			bad(FindingInvalidManifest, c.path+".minAvailable", "is only supported on the Grove pathway; this DGD has %s: \"false\"", annotationGrove)
+		}
+		if _, errs := newFilter(&c.pod); len(errs) > 0 {
+			bad(FindingInvalidManifest, c.path, "%s", strings.Join(errs, "; "))
+		}
+	}
+	if epp > 1 {
+		bad(FindingInvalidManifest, "spec.components", "at most one component may have type epp, found %d", epp)
+	}
+	out = append(out, validateTopologyConstraint(spec, comps, version)...)
+	out = append(out, validatePolicy(spec, grove)...)
+	return out
+}
+
+// validateTopologyConstraint applies the webhook's placement rules that need
+// no topology object.
+func validateTopologyConstraint(spec map[string]any, comps []*component, version string) (out []problem) {
+	tc, hasTC := spec["topologyConstraint"].(map[string]any)
+	any := hasTC
+	for _, c := range comps {
+		any = any || c.packDomain != ""
+	}
+	if !any {
+		return nil
+	}
+	if !hasTC {
+		return []problem{{FindingInvalidManifest, "spec.topologyConstraint", "is required when any component topology constraint is set"}}
+	}
+	nameField := "clusterTopologyName"
+	if version == "v1alpha1" {
+		nameField = "topologyProfile"
+	}
+	if s, _ := tc[nameField].(string); s == "" {
+		if s2, _ := tc["clusterTopologyName"].(string); s2 == "" {
+			out = append(out, problem{FindingInvalidManifest, "spec.topologyConstraint." + nameField, "is required: it names the Grove ClusterTopologyBinding whose levels packDomain refers to"})
+		}
+	}
+	if pd, _ := tc["packDomain"].(string); pd == "" {
+		for _, c := range comps {
+			if c.packDomain == "" {
+				out = append(out, problem{FindingInvalidManifest, c.path + ".topologyConstraint", "is required because spec.topologyConstraint.packDomain is not set"})
+			}
+		}
+	}
+	return out
+}
+
+// validatePolicy applies the CRD schema, its CEL rules and the webhook's rules
+// to spec.experimental.kvTransferPolicy.
+func validatePolicy(spec map[string]any, grove bool) (out []problem) {
+	raw, has, _ := unstructured.NestedFieldNoCopy(spec, "experimental", "kvTransferPolicy")
+	if !has || raw == nil {
+		return nil
+	}
+	bad := func(field, format string, args ...any) {
+		path := policyPath
+		if field != "" {
+			path += "." + field
+		}
+		out = append(out, problem{id: FindingInvalidPolicy, path: path, msg: fmt.Sprintf(format, args...)})
+	}
+	var p policyWire
+	if err := convertAny(raw, &p); err != nil {
+		bad("", "cannot be read: %v", err)
+		return out
+	}
+	hasLabel := p.LabelKey != nil && *p.LabelKey != ""
+	hasTopo := p.ClusterTopologyName != nil && *p.ClusterTopologyName != ""
+	if hasLabel == hasTopo {
+		bad("", "exactly one of labelKey or clusterTopologyName is required")
+	}
+	if hasLabel {
+		if errs := validation.IsQualifiedName(*p.LabelKey); len(errs) > 0 {
+			bad("labelKey", "%q is not a valid Kubernetes label key: %s", *p.LabelKey, strings.Join(errs, "; "))
+		}
+	}
+	if hasTopo {
+		if errs := validation.IsDNS1123Subdomain(*p.ClusterTopologyName); len(errs) > 0 {
+			bad("clusterTopologyName", "%q is not a valid Kubernetes resource name: %s", *p.ClusterTopologyName, strings.Join(errs, "; "))
+		}
+		if !grove {
+			bad("clusterTopologyName", "is only supported on the Grove pathway; this DGD has %s: \"false\" (use labelKey)", annotationGrove)
+		}
+	}
+	switch {
+	case p.Domain == nil || *p.Domain == "":
+		bad("domain", "is required")
+	case !domainRe.MatchString(*p.Domain):
+		bad("domain", "%q is not a valid topology domain; must match %s", *p.Domain, domainRe.String())
+	}
+	enf := "required"
+	if p.Enforcement != nil && *p.Enforcement != "" {
+		enf = *p.Enforcement
+	}
+	if enf != "required" && enf != "preferred" {
+		bad("enforcement", "%q is invalid; must be \"required\" or \"preferred\"", enf)
+	}
+	if enf == "preferred" && p.PreferredWeight == nil {
+		bad("preferredWeight", "is required when enforcement is \"preferred\" (a weight in [0, 1]; without one every request prefilled on a worker fails)")
+	}
+	if w := p.PreferredWeight; w != nil {
+		if *w < 0 || *w > 1 {
+			bad("preferredWeight", "%g is invalid; must be >= 0 and <= 1", *w)
+		}
+		if enf != "preferred" {
+			bad("preferredWeight", "may only be set when enforcement is \"preferred\"")
+		}
+	}
+	return out
+}
+
+func convertAny(v any, dst any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, dst)
+}
