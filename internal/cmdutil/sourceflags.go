@@ -108,8 +108,7 @@ func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, nam
 	s.noKubeconfig = NoKubeconfig(f, s.command, s.Getenv)
 	cfg, err := f.ConfigFlags.ToRESTConfig()
 	if err != nil {
-		return inspect.CollectOptions{}, WithHint(fmt.Errorf("load the kubeconfig: %w", err),
-			"Try: kubectl config get-contexts, --kubeconfig FILE, or --from-file capture.yaml to work offline")
+		return inspect.CollectOptions{}, WithHint(fmt.Errorf("load the kubeconfig: %w", err), kubeconfigHint(f, s.command))
 	}
 	contextName := ""
 	if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
@@ -177,10 +176,28 @@ func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, nam
 func LiveNamespace(f *Factory, command string) (string, error) {
 	ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return "", WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
-			"Try: kubectl dynamo "+command+" -n NAMESPACE, or --from-file capture.yaml to work offline")
+		// Only a broken kubeconfig or context fails here (-n would not help).
+		return "", WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err), kubeconfigHint(f, command))
 	}
 	return ns, nil
+}
+
+// kubeconfigHint is the next step when the kubeconfig (or the context chosen
+// in it) cannot be used: list its contexts and pick one, reading the same
+// kubeconfig the user named; or work offline on a capture or an example.
+func kubeconfigHint(f *Factory, command string) string {
+	var kubeconfig []string
+	if k := f.ConfigFlags.KubeConfig; k != nil && *k != "" {
+		kubeconfig = []string{"--kubeconfig", shellWord(*k)}
+	}
+	h := "Try: " + strings.Join(append([]string{"kubectl config get-contexts"}, kubeconfig...), " ") + " to list the contexts, then " +
+		CommandLine(command, kubeconfig, "--context", "NAME")
+	if command == "capture" {
+		return h // capture reads a cluster or nothing
+	}
+	return h + "; or work offline: " +
+		CommandLine(command, []string{"--from-file", "capture.yaml"}) + " (kubectl dynamo capture writes one), or an example: " +
+		CommandLine(command, []string{"--from-file", ExampleCapture})
 }
 
 // NoKubeconfig returns an error when a live run has no cluster to read at

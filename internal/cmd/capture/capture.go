@@ -109,10 +109,9 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		o.Now = time.Now
 	}
 	if !o.AllNamespaces {
-		ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		ns, err := cmdutil.LiveNamespace(f, "capture")
 		if err != nil {
-			return cmdutil.WithHint(fmt.Errorf("resolve the namespace from the kubeconfig: %w", err),
-				"Try: kubectl dynamo capture -n NAMESPACE")
+			return err
 		}
 		o.namespace = ns
 	}

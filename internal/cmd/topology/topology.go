@@ -228,7 +228,7 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 		return nil, err
 	}
 	if o.FromFile == "" && len(snap.Deployments) == 0 {
-		if err := nothingReadable(snap); err != nil {
+		if err := nothingReadable(snap, o.scope.Source); err != nil {
 			return nil, err
 		}
 	}
@@ -346,7 +346,7 @@ func kubeUnreachable(s *inspect.Snapshot) *inspect.SourceStatus {
 // nothingReadable turns "no deployment found" into an error when a source was
 // degraded: a user who may read nothing must not get a clean, empty report (and
 // exit 0 in CI).
-func nothingReadable(s *inspect.Snapshot) error {
+func nothingReadable(s *inspect.Snapshot, source []string) error {
 	degraded := false
 	for _, src := range s.Sources {
 		degraded = degraded || src.Degraded
@@ -370,5 +370,5 @@ func nothingReadable(s *inspect.Snapshot) error {
 		detail = "a data source was degraded"
 	}
 	return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s", detail),
-		"Try: kubectl auth can-i list dynamographdeployments.nvidia.com, and see docs/rbac.md for the read-only role")
+		"Try: "+strings.Join(append([]string{"kubectl auth can-i list dynamographdeployments.nvidia.com"}, source...), " ")+", and see docs/rbac.md for the read-only role")
 }

@@ -165,6 +165,10 @@ func TestTopologyErrors(t *testing.T) {
 		{"context_offline", []string{"topology", "--from-file", "examples/prefill-only-zone-required.yaml", "--context", "prod"}, ""},
 		{"kubeconfig_and_context_offline", []string{"topology", "--from-file", "examples/prefill-only-zone-required.yaml", "--kubeconfig", "k.yaml", "--context", "prod"}, ""},
 		{"no_etcd_with_endpoints", []string{"topology", "--no-etcd", "--etcd-endpoints", "http://etcd:2379"}, ""},
+		// A kubeconfig that cannot be used: the hint reads the same kubeconfig
+		// and offers the offline mode.
+		{"unknown_context", []string{"topology", "--kubeconfig", "internal/cmd/topology/testdata/kubeconfig.yaml", "--context", "nope"}, ""},
+		{"unknown_context_all_namespaces", []string{"topology", "-A", "--kubeconfig", "internal/cmd/topology/testdata/kubeconfig.yaml", "--context", "nope"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
