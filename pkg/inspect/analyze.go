@@ -147,6 +147,7 @@ func (a *anAnalysis) run() DeploymentReport {
 	dr.PrefillToDecode = a.deploymentRatio()
 	dr.Tree = anBuildTree(d, a.replicas)
 	dr.Workers = anWorkerReports(a.replicas)
+	dr.NotDeployed = NotDeployed(d)
 
 	a.check()
 

@@ -103,6 +103,9 @@ func (bd *bldBuilder) deployment(u *unstructured.Unstructured) *bldDeployment {
 	}
 	bd.parseTopology(d, spec)
 	d.out.Conditions = bd.parseConditions(d, u)
+	if st, ok := u.Object["status"].(map[string]any); ok && len(st) > 0 {
+		d.out.HasStatus = true
+	}
 
 	d.pods = bd.pods[d.out.Namespace][d.out.Name]
 	bd.buildPods(d)

@@ -20,6 +20,18 @@ import (
 // leader's role: the other pods of a TRT-LLM or vLLM-on-Ray replica run only sshd
 // or a Ray agent and carry no role of their own.
 
+// Role signals of workers that no signal of their own classifies.
+const (
+	// SignalNone: not a worker type and nothing says what it is (RoleUnknown).
+	SignalNone = "no signal"
+	// SignalFallbackDecode: a worker component with no signal in a deployment that
+	// has prefill workers is counted as decode (vLLM's decode workers carry no flag).
+	SignalFallbackDecode = "deployment has prefill workers"
+	// SignalFallbackAggregated: a worker component with no signal in a deployment
+	// without prefill workers is counted as aggregated.
+	SignalFallbackAggregated = "deployment has no prefill workers"
+)
+
 // bldRoleFlags are the engine flags that name a role.
 var bldRoleFlags = []string{"--disaggregation-mode", "--disaggregation_mode", "--is-prefill-worker", "--is-decode-worker"}
 
@@ -103,13 +115,13 @@ func (bd *bldBuilder) assignRoles(d *bldDeployment) {
 		hasPrefill = hasPrefill || role == RolePrefill
 	}
 	for _, ws := range undecided {
-		role, signal := RoleUnknown, "no signal"
+		role, signal := RoleUnknown, SignalNone
 		switch {
 		case !bldIsWorkerType(ws[0].ctype):
 		case hasPrefill:
-			role, signal = RoleDecode, "deployment has prefill workers"
+			role, signal = RoleDecode, SignalFallbackDecode
 		default:
-			role, signal = RoleAggregated, "deployment has no prefill workers"
+			role, signal = RoleAggregated, SignalFallbackAggregated
 		}
 		for _, w := range ws {
 			w.out.Role, w.out.RoleSignal = role, signal

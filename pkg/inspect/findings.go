@@ -64,6 +64,12 @@ const (
 	FindingWorkerRoleUnknown = "WorkerRoleUnknown"
 	// FindingNotReadyWorkers: worker replicas that are not ready (info).
 	FindingNotReadyWorkers = "NotReadyWorkers"
+	// FindingWorkerRolesUndecided: worker pods exist but no signal says any of them
+	// prefills or decodes (error under a transfer policy, else warning).
+	FindingWorkerRolesUndecided = "WorkerRolesUndecided"
+	// FindingWorkerPodsMissing: the DGD declares worker components but none of their
+	// pods exists (error under a transfer policy, else warning).
+	FindingWorkerPodsMissing = "WorkerPodsMissing"
 )
 
 // FindingIDs returns every finding id Analyze can report, sorted.
@@ -75,6 +81,7 @@ func FindingIDs() []string {
 		FindingCapacitySkew, FindingTopologyLabelMissingEvent, FindingTopologyLabelNotCopied,
 		FindingInvalidWorkerTopology, FindingPolicyWithoutTopologyEnv, FindingTopologyLevelsUnavailable,
 		FindingWorkerRoleUnknown, FindingNotReadyWorkers,
+		FindingWorkerRolesUndecided, FindingWorkerPodsMissing,
 	}
 	slices.Sort(ids)
 	return ids
@@ -115,6 +122,7 @@ func (a *anAnalysis) check() {
 	a.checkCapacity()
 	a.checkEvents()
 	a.checkRolesAndReadiness()
+	a.checkUnclassified()
 }
 
 // required reports whether the policy's enforcement is required (the CRD default).

@@ -105,6 +105,9 @@ type Deployment struct {
 	Events []Event `json:"events,omitempty"`
 	// Conditions are the DGD's status conditions.
 	Conditions []Condition `json:"conditions,omitempty"`
+	// HasStatus says whether the DGD has a status (the operator has reconciled
+	// it); a manifest read from a file has none.
+	HasStatus bool `json:"hasStatus,omitempty"`
 	// Load says where the worker loads came from, when any are known.
 	Load *LoadInfo `json:"load,omitempty"`
 }

@@ -36,6 +36,9 @@ type DeploymentReport struct {
 	// Workers are the worker replicas, in pod-name order of their first pod, with
 	// the role each was counted as and the signal that decided it.
 	Workers []WorkerReport `json:"workers,omitempty"`
+	// NotDeployed is true when the deployment has no pods and no status: a
+	// manifest that was not applied (finding WorkerPodsMissing says so).
+	NotDeployed bool `json:"notDeployed,omitempty"`
 }
 
 // WorkerReport is one worker replica: a single-node worker pod, or the pods of

@@ -56,9 +56,13 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "%s %s/%s   %s %s   %s %s\n", st.bold("Deployment:"), d.Namespace, d.Name,
+		fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n", st.bold("Deployment:"), deploymentName(d),
 			st.bold("Policy:"), policyLine(d.Policy), st.bold("Router:"), orDash(d.RouterMode))
 		b.WriteString("\n")
+		if d.NotDeployed {
+			b.WriteString(notDeployedText(o))
+			continue
+		}
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
@@ -80,7 +84,10 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 	if len(r.Findings) > 0 {
 		b.WriteString("\n" + st.bold("Findings:") + "\n")
 		for _, f := range r.Findings {
-			where := f.Namespace + "/" + f.Deployment
+			where := f.Deployment
+			if f.Namespace != "" {
+				where = f.Namespace + "/" + f.Deployment
+			}
 			if f.Domain != "" {
 				where += " " + f.Domain
 			}
@@ -148,6 +155,27 @@ func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Opt
 			strings.Join(printers.Cells(dom.Prefill.Workers), ","), strings.Join(printers.Cells(dom.Decode.Workers), ","))
 	}
 	return t
+}
+
+// deploymentName is namespace/name, or the name alone when the DGD has no
+// namespace (a manifest that does not set one).
+func deploymentName(d *inspect.DeploymentReport) string {
+	if d.Namespace == "" {
+		return d.Name
+	}
+	return d.Namespace + "/" + d.Name
+}
+
+// notDeployedText replaces the domain table of a DGD that has no pods and no
+// status: a manifest, not a deployment.
+func notDeployedText(o *Options) string {
+	manifest := "MANIFEST"
+	if o.FromFile != "" && o.FromFile != "-" {
+		manifest = o.FromFile
+	}
+	return "Nothing is deployed: this DynamoGraphDeployment has no pods and no status (a manifest that has not been applied,\n" +
+		"or a capture without its pods), so there is no capacity to show.\n" +
+		"To check a manifest before it is applied: kubectl dynamo preflight -f " + manifest + "\n"
 }
 
 // workerTable is one row per worker replica (wide output): its role and the

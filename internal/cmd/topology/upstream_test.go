@@ -22,6 +22,11 @@ func TestTopologyUpstreamShapes(t *testing.T) {
 		{"trtllm-v1alpha1-table", "trtllm-disagg-multinode-v1alpha1.yaml", "table", 0},
 		{"vllm-v1alpha1-wide", "vllm-disagg-multinode-v1alpha1.yaml", "wide", 0},
 		{"sglang-v1alpha1-wide", "sglang-disagg-multinode-v1alpha1.yaml", "wide", 0},
+		// A bare manifest is not a deployment (issue 17 item 4): it says so and
+		// points at preflight; under a policy the finding is an error.
+		{"manifest-v1alpha1-table", "manifest-trtllm-disagg-multinode-v1alpha1.yaml", "table", 0},
+		{"manifest-v1beta1-policy-table", "manifest-trtllm-disagg-multinode-v1beta1-zone-required.yaml", "table", 2},
+		{"manifest-v1alpha1-json", "manifest-trtllm-disagg-multinode-v1alpha1.yaml", "json", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
