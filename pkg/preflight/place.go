@@ -48,7 +48,7 @@ func (c *checker) place() {
 		if k.gpus == 0 {
 			continue
 		}
-		fit := fitAlone(k, el, "")
+		fit := fitAlone(k, el)
 		if fit < k.replicas {
 			free := int64(0)
 			for _, n := range el {
@@ -72,7 +72,13 @@ func (c *checker) place() {
 		if k.multinode && c.policy != nil && c.nodeKey != "" {
 			best := int32(0)
 			for _, v := range nodeValues(el, c.nodeKey) {
-				best = max(best, fitAlone(&component{nodes: k.nodes, gpus: k.gpus, replicas: 1}, el, v))
+				var in []*Node
+				for _, n := range el {
+					if n.Labels[c.nodeKey] == v && v != "" {
+						in = append(in, n)
+					}
+				}
+				best = max(best, fitAlone(&component{nodes: k.nodes, gpus: k.gpus, replicas: 1}, in))
 			}
 			if best == 0 {
 				sev, what := inspect.SeverityWarning, fmt.Sprintf("so the scheduler spreads a replica's pods over several values of %s: the router sees only the leader's value, and the KV transfers of the other nodes' ranks cross the domain", c.policy.Domain)
@@ -95,10 +101,8 @@ func replicaShape(k *component) string {
 	return "(one pod per replica)"
 }
 
-// fitAlone counts the replicas of k that fit on the free GPUs of nodes (only
-// those with value v of the transfer domain when v is set), placing pods
-// greedily on the node with the most room.
-func fitAlone(k *component, nodes []*Node, v string) int32 {
+// fitAlone counts the replicas of k that fit on the free GPUs of nodes.
+func fitAlone(k *component, nodes []*Node) int32 {
 	if k.gpus <= 0 {
 		return k.replicas
 	}
@@ -106,7 +110,6 @@ func fitAlone(k *component, nodes []*Node, v string) int32 {
 	for _, n := range nodes {
 		slots += n.Free() / k.gpus
 	}
-	_ = v
 	return int32(min(int64(k.replicas), slots/int64(max(1, k.nodes))))
 }
 
@@ -142,7 +145,7 @@ func (c *checker) placeTogether() {
 			placed++
 		}
 		fits[k.name] = placed
-		if k.gpus > 0 && placed < k.replicas && fitAlone(k, el, "") >= k.replicas {
+		if k.gpus > 0 && placed < k.replicas && fitAlone(k, el) >= k.replicas {
 			short = append(short, fmt.Sprintf("%s (%d of %d)", k.name, placed, k.replicas))
 		}
 	}
