@@ -34,6 +34,11 @@ func (m *Model) header() string {
 		}
 	}
 	lines := []string{fit(line1, c.width), fit(line2, c.width), fit(m.sourcesLine(), c.width)}
+	// Old data (a capture older than a day, sources read minutes apart): the
+	// same warnings as topology and explain-route, under the sources.
+	for _, n := range inspect.FreshnessNotes(s, c.now()) {
+		lines = append(lines, st.Warn.Render(fit("! "+n.Message, c.width)))
+	}
 	if d := m.degraded(); d != "" {
 		// Wrapped (at most 3 lines): the reason and the next step must show.
 		dl := wrap("!! DEGRADED: "+d, c.width)
@@ -65,7 +70,7 @@ func (m *Model) sourcesLine() string {
 	for _, src := range c.data.Snapshot.Sources {
 		p := string(src.Kind)
 		if !src.At.IsZero() {
-			p += " " + src.At.UTC().Format(time.TimeOnly) + " (" + age(now.Sub(src.At)) + ")"
+			p += " (" + inspect.Stamp(src.At, now) + ")"
 		}
 		switch {
 		case m.stale(src.Kind) != nil:
@@ -189,19 +194,4 @@ func staleWhat(kind inspect.SourceKind) string {
 		return "discovery data (etcd)"
 	}
 	return string(kind) + " data"
-}
-
-// age prints a duration as 4s, 3m, 2h, 5d ago-style (without "ago").
-func age(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "now"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -395,5 +396,18 @@ func TestRouteRouterMode(t *testing.T) {
 	}
 	if !strings.Contains(v, "Router mode: kv") || !strings.Contains(v, "m mode ◆ kv") || strings.Contains(v, "decode lands outside") {
 		t.Errorf("kv view:\n%s", v)
+	}
+}
+
+// TestOldCaptureWarns: the dashboard gives the same old-data warning as
+// topology and explain-route, under the sources line.
+func TestOldCaptureWarns(t *testing.T) {
+	d := exampleData(t, prefillOnly)
+	m := New(Options{Initial: d, Mode: "capture", Now: func() time.Time { return d.Snapshot.CollectedAt.Add(48 * time.Hour) }})
+	send(t, m, tea.WindowSizeMsg{Width: 160, Height: 48})
+	run(t, m, m.Init())
+	v := m.View()
+	if !strings.Contains(v, "capture (2026-11-20 12:03, 2d ago)") || !strings.Contains(v, "! the capture is 2d old") {
+		t.Errorf("no age or old-data warning:\n%s", v)
 	}
 }

@@ -237,7 +237,7 @@ func TestWatchStaleSource(t *testing.T) {
 	v := m.View()
 	flat := strings.Join(strings.Fields(v), " ")
 	for _, want := range []string{
-		"✗ etcd " + etcdAt.UTC().Format(time.TimeOnly) + " (5s ago) STALE",
+		"✗ etcd (" + inspect.Stamp(etcdAt, etcdAt.Add(5*time.Second)) + ") STALE",
 		"✗ watch degraded (" + name + " unreachable)",
 		"!! DEGRADED: " + name + " unreachable since " + since.UTC().Format(time.TimeOnly) +
 			" (connection lost, not back within --etcd-dial-timeout 5s): the discovery data (etcd) shown was read at " +

@@ -68,7 +68,7 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 		}
 		b.Reset()
 		if o.Tree && d.Tree != nil {
-			writeTree(&b, d.Tree, "", true, true)
+			writeTree(&b, d.Tree, "", true, true, treeMarks(d, r.Findings))
 		} else if err := domainTable(d, r.Findings, o).Render(w, tableOptions(o, st)); err != nil {
 			return err
 		}
@@ -223,7 +223,27 @@ func flags(dom inspect.DomainReport, findings []inspect.Finding, d *inspect.Depl
 	return strings.Join(parts, ", ")
 }
 
-func writeTree(b *strings.Builder, n *inspect.TreeNode, indent string, last, root bool) {
+// treeMarks returns, for a tree node at the policy's domain level, the findings
+// flagged on its value ("✗ PrefillDomainWithoutDecode"), as the table's FLAGS
+// column shows them: --tree marks the failing domain too.
+func treeMarks(d *inspect.DeploymentReport, findings []inspect.Finding) func(*inspect.TreeNode) string {
+	marks := map[string]string{}
+	if d.Policy != nil {
+		for _, dom := range d.Domains {
+			if f := flags(dom, findings, d); f != "" {
+				marks[dom.Value] = f
+			}
+		}
+	}
+	return func(n *inspect.TreeNode) string {
+		if d.Policy == nil || n.Domain != d.Policy.Domain {
+			return ""
+		}
+		return marks[n.Value]
+	}
+}
+
+func writeTree(b *strings.Builder, n *inspect.TreeNode, indent string, last, root bool, mark func(*inspect.TreeNode) string) {
 	label := "(deployment)"
 	if !root {
 		label = n.Domain + " " + n.Value
@@ -241,10 +261,16 @@ func writeTree(b *strings.Builder, n *inspect.TreeNode, indent string, last, roo
 			childIndent = indent + "   "
 		}
 	}
-	fmt.Fprintf(b, "%s%s%s   prefill %d/%d (%d GPUs)   decode %d/%d (%d GPUs)\n", indent, branch, label,
-		n.Prefill.Ready, n.Prefill.Total, n.Prefill.GPUs, n.Decode.Ready, n.Decode.Total, n.Decode.GPUs)
+	flagged := ""
+	if mark != nil && !root {
+		if m := mark(n); m != "" {
+			flagged = "   " + m
+		}
+	}
+	fmt.Fprintf(b, "%s%s%s   prefill %d/%d (%d GPUs)   decode %d/%d (%d GPUs)%s\n", indent, branch, label,
+		n.Prefill.Ready, n.Prefill.Total, n.Prefill.GPUs, n.Decode.Ready, n.Decode.Total, n.Decode.GPUs, flagged)
 	for i, c := range n.Children {
-		writeTree(b, c, childIndent, i == len(n.Children)-1, false)
+		writeTree(b, c, childIndent, i == len(n.Children)-1, false, mark)
 	}
 }
 

@@ -19,7 +19,7 @@ func printRows(w io.Writer, r *inspect.Report, o *Options, st style) error {
 		var b strings.Builder
 		for i := range r.Deployments {
 			if d := &r.Deployments[i]; d.Tree != nil {
-				writeTree(&b, d.Tree, "", true, true)
+				writeTree(&b, d.Tree, "", true, true, treeMarks(d, r.Findings))
 			}
 		}
 		_, err := io.WriteString(w, b.String())
