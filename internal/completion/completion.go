@@ -43,12 +43,12 @@ func Flag(name string) Target {
 
 // Deployments completes DynamoGraphDeployment names in the namespace the command
 // line selects (or in the --from-file capture), leaving out the names already
-// given. With -A it offers nothing: commands take names only within one
-// namespace.
+// given. With -A it offers no name (commands take names only within one
+// namespace, as kubectl does) and says so as active help.
 func Deployments(f *cmdutil.Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if allNamespaces(cmd) {
-			return nil, noFile
+			return cobra.AppendActiveHelp(nil, "deployment names are taken within one namespace: drop -A and pass -n NAMESPACE"), noFile
 		}
 		s, err := read(cmd, f, "", readDeployments)
 		if err != nil {

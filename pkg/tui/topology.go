@@ -12,8 +12,9 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
-// tileWidth is a topology tile's outer width.
-const tileWidth = 30
+// tileWidth is a topology tile's outer width: wide enough for the longest
+// finding id with its severity symbol ("✗ PrefillDomainWithoutDecode").
+const tileWidth = 32
 
 // topologyPage shows one tile per value of the transfer domain; enter expands
 // the hierarchy (zone › rack › host) under the selected tile.
@@ -167,7 +168,11 @@ func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) st
 	}
 	flag := "✓ no finding"
 	if len(d.Flags) > 0 {
-		flag = severitySymbol(sev) + " " + strings.Join(d.Flags, ", ")
+		// The worst finding's id in full (never cut), then how many more.
+		flag = severitySymbol(sev) + " " + p.worstID(r, d)
+		if more := fmt.Sprintf(" +%d more", len(d.Flags)-1); len(d.Flags) > 1 && lipgloss.Width(flag+more) <= inner {
+			flag += more
+		}
 		flag = st.severity(sev, fit(flag, inner))
 	} else {
 		flag = st.Good.Render(flag)
@@ -189,6 +194,23 @@ func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) st
 		style = style.BorderForeground(st.Bad.GetForeground())
 	}
 	return style.Render(strings.Join(lines, "\n"))
+}
+
+// worstID is the id of the most severe finding flagging d (the first flag
+// when none is more severe).
+func (p *topologyPage) worstID(r *inspect.DeploymentReport, d *inspect.DomainReport) string {
+	best, rank := "", -1
+	for _, id := range d.Flags {
+		for _, f := range p.c.data.Report.Findings {
+			if f.ID == id && f.Namespace == r.Namespace && f.Deployment == r.Name && f.Domain == d.Value && f.Severity.Rank() > rank {
+				best, rank = id, f.Severity.Rank()
+			}
+		}
+	}
+	if best == "" && len(d.Flags) > 0 {
+		best = d.Flags[0]
+	}
+	return best
 }
 
 // worstFlag is the highest severity of the findings flagging d ("" when none).
