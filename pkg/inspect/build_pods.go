@@ -69,6 +69,7 @@ func (bd *bldBuilder) buildPods(d *bldDeployment) {
 		} else if comp != nil {
 			w.argv = bldArgv(comp.command, comp.args, w.env)
 		}
+		w.out.Argv, w.out.Env = w.argv, bldDynEnv(d, p, comp)
 		for _, u := range dwmByPod[p.pod.Name] {
 			w.insts = append(w.insts, bd.decodeDWM(d, u)...)
 		}
@@ -363,6 +364,7 @@ func bldWorkerRef(w *bldWorker) string {
 func (bd *bldBuilder) buildFrontends(d *bldDeployment) {
 	for _, p := range d.frontends {
 		f := Frontend{Pod: p.pod.Name, Node: p.pod.Spec.NodeName, Ready: bd.podReady(p), Service: bd.serviceFor(p)}
+		f.Argv, f.Env = bldFrontendEngine(d, p)
 		d.out.Frontends = append(d.out.Frontends, f)
 	}
 }

@@ -226,6 +226,10 @@ type Frontend struct {
 	Ready bool   `json:"ready"`
 	// Service is the Service (name:port) that fronts it, when found.
 	Service string `json:"service,omitempty"`
+	// Argv and Env are the main container's command line (as Worker.Argv) and
+	// its DYN_* environment; not serialised (see Worker.Argv).
+	Argv []string          `json:"-"`
+	Env  map[string]string `json:"-"`
 }
 
 // Worker is one worker pod.
@@ -268,6 +272,13 @@ type Worker struct {
 	// PodLabels are the pod's topology labels (the policy's pod label key and
 	// nvidia.com/dynamo-topology.* labels).
 	PodLabels map[string]string `json:"podLabels,omitempty"`
+	// Argv is the main container's command line as words (command and args,
+	// $(VAR) expanded, a shell's -c script split; CommandWords opens deeper
+	// nesting) and Env its DYN_* environment (pod, then component, then DGD):
+	// the engine flags routing health reads. Neither is serialised: command
+	// lines and env may carry secrets that only a capture's redaction removes.
+	Argv []string          `json:"-"`
+	Env  map[string]string `json:"-"`
 }
 
 // DomainValues is a worker's transfer-domain value in each place it appears.

@@ -1,0 +1,32 @@
+package analysis
+
+import (
+	"slices"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect/health"
+)
+
+// Analyze returns inspect.Analyze's report for s with the routing-health
+// findings (health.Findings) added, all findings in report order
+// (inspect.SortFindings): severity first, so exit codes decided from the most
+// severe finding are unchanged in kind. Health findings concern a deployment,
+// never one domain value, so they flag no domain row. Analyze is pure and
+// deterministic, as inspect.Analyze is; a nil Snapshot yields an empty report.
+func Analyze(s *inspect.Snapshot, o inspect.AnalyzeOptions) *inspect.Report {
+	r := inspect.Analyze(s, o)
+	if s == nil {
+		return r
+	}
+	r.Findings = append(r.Findings, health.Findings(s)...)
+	inspect.SortFindings(r.Findings)
+	return r
+}
+
+// FindingIDs returns every finding id Analyze can report, sorted: the topology
+// ids and the routing-health ids.
+func FindingIDs() []string {
+	ids := append(inspect.FindingIDs(), health.FindingIDs()...)
+	slices.Sort(ids)
+	return ids
+}
