@@ -109,17 +109,21 @@ type worker struct {
 }
 
 type deployment struct {
-	name, ns, dynNS         string
-	apiVersion              string
-	labelKey, domain        string
-	enforcement             string
-	weight                  *float64
-	discovery               string
-	workers                 []worker
-	frontendArgs            []string
-	model                   string
-	etcdEndpoints           string
-	nativeTypes             bool // v1beta1 prefill/decode component types
+	name, ns, dynNS  string
+	apiVersion       string
+	labelKey, domain string
+	enforcement      string
+	weight           *float64
+	discovery        string
+	workers          []worker
+	frontendArgs     []string
+	model            string
+	etcdEndpoints    string
+	nativeTypes      bool // v1beta1 prefill/decode component types
+	// publishKvEvents gives prefill workers vLLM's --kv-events-config, as upstream's
+	// KV-router examples do (vllm/deploy/v1beta1/agg_router.yaml): a KV router
+	// whose workers publish nothing is finding KvEventsNotPublished.
+	publishKvEvents         bool
 	prefillComp, decodeComp string
 }
 
@@ -128,7 +132,7 @@ func f64(v float64) *float64 { return &v }
 func healthyThreeZone() []obj {
 	d := deployment{name: "llama3-70b", ns: "inference", dynNS: "inference-llama3-70b", apiVersion: "nvidia.com/v1beta1",
 		labelKey: "topology.kubernetes.io/zone", domain: "zone", enforcement: "required", discovery: "kubernetes",
-		model: "meta-llama/Llama-3.3-70B-Instruct", nativeTypes: true, prefillComp: "Prefill", decodeComp: "Decode",
+		model: "meta-llama/Llama-3.3-70B-Instruct", publishKvEvents: true, nativeTypes: true, prefillComp: "Prefill", decodeComp: "Decode",
 		frontendArgs: []string{"python3", "-m", "dynamo.frontend", "--http-port", "8000", "--router-mode", "kv", "--router-temperature", "0.0"}}
 	d.workers = zoneWorkers(d, map[string][2]int{"us-east-1a": {2, 2}, "us-east-1b": {2, 2}, "us-east-1c": {2, 2}}, 4)
 	// The shared system prompt is cached on one prefill worker in us-east-1b, and
@@ -139,7 +143,7 @@ func healthyThreeZone() []obj {
 func prefillOnlyZone() []obj {
 	d := deployment{name: "qwen3-32b", ns: "serving", dynNS: "serving-qwen3-32b", apiVersion: "nvidia.com/v1beta1",
 		labelKey: "topology.kubernetes.io/zone", domain: "zone", enforcement: "required", discovery: "kubernetes",
-		model: "Qwen/Qwen3-32B", nativeTypes: true, prefillComp: "Prefill", decodeComp: "Decode",
+		model: "Qwen/Qwen3-32B", publishKvEvents: true, nativeTypes: true, prefillComp: "Prefill", decodeComp: "Decode",
 		frontendArgs: []string{"python3", "-m", "dynamo.frontend", "--router-mode", "kv"}}
 	d.workers = zoneWorkers(d, map[string][2]int{"us-east-1a": {1, 3}, "us-east-1b": {1, 3}, "us-east-1c": {2, 0}}, 2)
 	// The system prompt is cached in us-east-1c, so the KV router prefers that
@@ -162,7 +166,7 @@ func vllmDisaggDefaultRouter() []obj {
 
 func preferredRollout() []obj {
 	d := deployment{name: "mixtral", ns: "llm", dynNS: "llm-mixtral", apiVersion: "nvidia.com/v1beta1",
-		labelKey: "topology.kubernetes.io/zone", domain: "zone", enforcement: "preferred", weight: f64(0.8), discovery: "kubernetes",
+		labelKey: "topology.kubernetes.io/zone", domain: "zone", enforcement: "preferred", weight: f64(0.8), publishKvEvents: true, discovery: "kubernetes",
 		model: "mistralai/Mixtral-8x7B-Instruct-v0.1", prefillComp: "VllmPrefillWorker", decodeComp: "VllmDecodeWorker",
 		frontendArgs: []string{"sh", "-c", "python3 -m dynamo.frontend --router-mode kv --router-kv-overlap-score-credit 1.0"}}
 	d.workers = zoneWorkers(d, map[string][2]int{"eu-west-1a": {2, 2}, "eu-west-1b": {1, 2}}, 2)
@@ -186,7 +190,7 @@ func preferredRollout() []obj {
 
 func etcdV1alpha1() []obj {
 	d := deployment{name: "deepseek-r1", ns: "research", dynNS: "dynamo", apiVersion: "nvidia.com/v1alpha1",
-		labelKey: "nvidia.com/gpu.clique", domain: "rack", enforcement: "required", discovery: "etcd",
+		labelKey: "nvidia.com/gpu.clique", domain: "rack", enforcement: "required", publishKvEvents: true, discovery: "etcd",
 		model: "deepseek-ai/DeepSeek-R1", prefillComp: "VllmPrefillWorker", decodeComp: "VllmDecodeWorker",
 		etcdEndpoints: "http://etcd.dynamo-system.svc:2379",
 		frontendArgs:  []string{"python3", "-m", "dynamo.frontend", "--router-mode", "kv", "--router-prefill-load-scale", "1.5"}}
@@ -465,6 +469,9 @@ func (d deployment) pod(w worker) obj {
 		env = append(env, obj{"name": "ETCD_ENDPOINTS", "value": d.etcdEndpoints})
 	}
 	args := append([]string{"--model", d.model}, w.args...)
+	if d.publishKvEvents && w.role == "prefill" {
+		args = append(args, "--kv-events-config", `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}`)
+	}
 	gpu := strconv.Itoa(w.gpus)
 	return obj{"apiVersion": "v1", "kind": "Pod",
 		"metadata": obj{"name": w.pod, "namespace": d.ns, "labels": labels, "uid": uid(w.pod),

@@ -16,6 +16,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
@@ -242,7 +243,7 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 	}
 	// Old data is said first: it qualifies everything below it.
 	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
-	return inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}), nil
+	return analysis.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}), nil
 }
 
 func (o *Options) print(r *inspect.Report) error {
