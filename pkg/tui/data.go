@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
@@ -32,7 +33,7 @@ type DataOptions struct {
 	// Name keeps only this deployment ("" keeps all); naming a missing one is an
 	// error.
 	Name string
-	// SkewFactor is passed to inspect.Analyze.
+	// SkewFactor is passed to analysis.Analyze.
 	SkewFactor float64
 	// Select, when set, replaces the Namespace/Name filter: it keeps the
 	// deployments in scope and fails when nothing matches (the CLI's one rule
@@ -41,7 +42,8 @@ type DataOptions struct {
 }
 
 // NewData builds the dashboard's data from a bundle (a capture or a live
-// collection): inspect.Build, the deployment filter, inspect.Analyze, and a KV
+// collection): inspect.Build, the deployment filter, analysis.Analyze (the
+// topology and routing-health findings, as topology reports them), and a KV
 // index per deployment from the bundle's KvEvents (cold when it has none).
 func NewData(b *inspect.Bundle, o DataOptions) (*Data, error) {
 	snap, err := inspect.Build(b)
@@ -68,7 +70,7 @@ func NewData(b *inspect.Bundle, o DataOptions) (*Data, error) {
 	}
 	d := &Data{
 		Snapshot: snap,
-		Report:   inspect.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}),
+		Report:   analysis.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor}),
 		KV:       map[string]explain.KVCache{},
 		KVNotes:  map[string][]string{},
 	}

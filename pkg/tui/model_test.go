@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
 const prefillOnly = "prefill-only-zone-required.yaml"
@@ -409,5 +412,31 @@ func TestOldCaptureWarns(t *testing.T) {
 	v := m.View()
 	if !strings.Contains(v, "capture (2026-11-20 12:03, 2d ago)") || !strings.Contains(v, "! the capture is 2d old") {
 		t.Errorf("no age or old-data warning:\n%s", v)
+	}
+}
+
+// TestDashboardShowsRoutingHealth: the dashboard's report is topology's
+// (analysis.Analyze): on upstream's TRT-LLM multinode example, whose prefill
+// workers publish no KV events under the KV router, the findings tab lists
+// KvEventsNotPublished.
+func TestDashboardShowsRoutingHealth(t *testing.T) {
+	data, err := os.ReadFile("../inspect/testdata/upstream/trtllm-disagg-multinode-v1beta1-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := inspect.ReadCapture(bytes.NewReader(data), "trtllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewData(b, DataOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Initial: d, Mode: "capture", Now: nowAfter(d)})
+	send(t, m, tea.WindowSizeMsg{Width: 160, Height: 48})
+	run(t, m, m.Init())
+	send(t, m, keys("3"))
+	if v := m.View(); !strings.Contains(v, "KvEventsNotPublished") {
+		t.Errorf("the findings tab lacks the routing-health finding:\n%s", v)
 	}
 }

@@ -1,0 +1,178 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"sigs.k8s.io/yaml"
+)
+
+// The dashboard in a real terminal: the built binary runs on a pseudo-terminal
+// of 80×24 and 160×48 (as in tmux), keys are typed into it, and what it writes
+// is what a terminal would receive. The model-level tests (pkg/tui) pin the
+// frames; these pin the terminal side: the program starts, draws every tab,
+// answers keys and quits with exit 0 at both sizes, and cluster text never
+// reaches the terminal as an escape sequence (no window title, no clipboard
+// write), only escaped.
+
+// ptyRun runs `kubectl-dynamo args…` on a pseudo-terminal of cols×rows, types
+// keys (each after the screen shows the text before it), and returns what the
+// terminal received and the exit code.
+type ptyStep struct {
+	waitFor string // text to wait for before typing keys ("" types at once)
+	keys    string
+}
+
+func ptyRun(t *testing.T, cols, rows uint16, steps []ptyStep, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "kubectl-dynamo"), args...)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "HOME="+t.TempDir(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var mu sync.Mutex
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := tty.Read(buf)
+			mu.Lock()
+			out.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	seen := func(s string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return bytes.Contains(out.Bytes(), []byte(s))
+	}
+	for _, st := range steps {
+		deadline := time.Now().Add(30 * time.Second)
+		for st.waitFor != "" && !seen(st.waitFor) {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				mu.Lock()
+				t.Fatalf("%d×%d: %q never appeared; the terminal received:\n%q", cols, rows, st.waitFor, out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := io.WriteString(tty, st.keys); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%d×%d: the dashboard did not quit", cols, rows)
+	}
+	<-done
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		code = ee.ExitCode()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return out.String(), code
+}
+
+func TestDashboardInARealTerminal(t *testing.T) {
+	example, _ := filepath.Abs("../../examples/prefill-only-zone-required.yaml")
+	tokens, _ := filepath.Abs("../../examples/prompts/support-chat.tokens")
+	for _, size := range [][2]uint16{{80, 24}, {160, 48}} {
+		steps := []ptyStep{
+			{"zone value(s)", "2"},
+			{"worker(s)", "3"},
+			{"PrefillDomainWithoutDecode", "4"},
+			{"NOT ROUTABLE", "d"},
+			{"only one deployment is shown", "?"},
+			{"Keys", "?"},
+			{"", "q"},
+		}
+		out, code := ptyRun(t, size[0], size[1], steps, "dashboard", "--from-file", example, "--token-file", tokens)
+		if code != 0 {
+			t.Errorf("%d×%d: exit %d", size[0], size[1], code)
+		}
+		if osc := otherOSC(out); osc != "" {
+			t.Errorf("%d×%d: the dashboard wrote an OSC sequence: %q", size[0], size[1], osc)
+		}
+	}
+}
+
+// TestDashboardHostileTextInARealTerminal: zone values and names carrying a
+// window-title (OSC 0) and clipboard (OSC 52) write, a bidi override and a C1
+// CSI reach a real terminal only escaped.
+func TestDashboardHostileTextInARealTerminal(t *testing.T) {
+	raw, err := os.ReadFile("../../examples/prefill-only-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attack := `\u001b]0;PWNED\u0007\u001b]52;c;cHduZWQ=\u0007\u202e\u009b8m`
+	j = bytes.ReplaceAll(j, []byte("us-east-1"), []byte("us-east-1"+attack))
+	file := filepath.Join(t.TempDir(), "hostile.json")
+	if err := os.WriteFile(file, j, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens, _ := filepath.Abs("../../examples/prompts/support-chat.tokens")
+	for _, size := range [][2]uint16{{80, 24}, {160, 48}} {
+		steps := []ptyStep{
+			{`\x1b]0;PWNED`, "2"},
+			{"worker(s)", "3"},
+			{"", "4"},
+			{"Verdict", "q"},
+		}
+		out, code := ptyRun(t, size[0], size[1], steps, "dashboard", "--from-file", file, "--token-file", tokens)
+		if code != 0 {
+			t.Errorf("%d×%d: exit %d", size[0], size[1], code)
+		}
+		if osc := otherOSC(out); osc != "" {
+			t.Errorf("%d×%d: the terminal received an OSC sequence (window title, clipboard): %q", size[0], size[1], osc)
+		}
+		for what, b := range map[string]string{"a raw U+202E": "\u202e", "a raw C1 CSI": "\u009b"} {
+			if strings.Contains(out, b) {
+				t.Errorf("%d×%d: the terminal received %s", size[0], size[1], what)
+			}
+		}
+	}
+}
+
+// bgQuery is the one OSC the dashboard writes itself: at start, the terminal
+// background query (OSC 11) by which the styles pick their palette.
+const bgQuery = "\x1b]11;?\x1b\\"
+
+// otherOSC returns the first OSC sequence in out other than bgQuery ("" when
+// none).
+func otherOSC(out string) string {
+	rest := strings.ReplaceAll(out, bgQuery, "")
+	if i := strings.Index(rest, "\x1b]"); i >= 0 {
+		return rest[i:min(len(rest), i+40)]
+	}
+	return ""
+}
