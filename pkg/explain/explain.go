@@ -275,7 +275,11 @@ func (e *explainer) pools() error {
 		inst := routingInstances(w)
 		if len(inst) == 0 {
 			if w.Leader && (w.Role == inspect.RolePrefill || w.Role == inspect.RoleDecode || w.Role == inspect.RoleAggregated) {
-				e.exclude(w, w.Role, "publishes no Dynamo instance (no DynamoWorkerMetadata or etcd entry), so the router does not know it")
+				if pp := w.Pending; pp != nil {
+					e.exclude(w, w.Role, pendingReason(pp))
+				} else {
+					e.exclude(w, w.Role, "publishes no Dynamo instance (no DynamoWorkerMetadata or etcd entry), so the router does not know it")
+				}
 			}
 			continue
 		}
@@ -883,3 +887,20 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // isBoundary reports whether c may precede an instance id in a message.
 func isBoundary(c byte) bool { return c == ' ' || c == '(' || c == '[' || c == ',' || c == '"' }
+
+// pendingReason says why a pod the scheduler has not placed is not a candidate,
+// with the scheduler's reason when it was read (topology's WorkerPodsPending).
+func pendingReason(pp *inspect.PodPending) string {
+	why := "no reason read"
+	if pp.Source != "" {
+		msg := strings.TrimSpace(pp.Message)
+		if i := strings.Index(msg, ". "); i >= 0 {
+			msg = msg[:i+1] // the first sentence, without the preemption report
+		}
+		why = pp.Reason
+		if msg != "" {
+			why = strings.TrimSpace(fmt.Sprintf("%s %q", pp.Reason, msg))
+		}
+	}
+	return "Pending, not scheduled, " + why + "; it runs nowhere, so the router does not know it"
+}

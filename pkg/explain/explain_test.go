@@ -407,3 +407,42 @@ func TestExplainHugeDataParallelSizeIsBounded(t *testing.T) {
 		t.Errorf("%s with data_parallel_size 2^32-1 not excluded: %+v", pod, x.Excluded)
 	}
 }
+
+// TestPendingWorkersAreNotCandidates (issue 17 item 3): a decode pod the
+// scheduler has not placed is excluded as Pending with the scheduler's reason,
+// not as a worker that publishes nothing.
+func TestPendingWorkersAreNotCandidates(t *testing.T) {
+	const file = "../inspect/testdata/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := inspect.ReadCapture(bytes.NewReader(data), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := inspect.Build(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Explain(Input{Snapshot: s, Deployment: &s.Deployments[0], Request: Request{Tokens: []uint32{1, 2, 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `Pending, not scheduled, Unschedulable "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."; it runs nowhere, so the router does not know it`
+	n := 0
+	for _, e := range x.Excluded {
+		if e.Role == inspect.RoleDecode {
+			n++
+			if e.Reason != want {
+				t.Errorf("%s: %q, want %q", e.Worker, e.Reason, want)
+			}
+		}
+	}
+	if n != 2 || x.Verdict.Routable || !strings.Contains(x.Verdict.Cause, "Insufficient nvidia.com/gpu") {
+		t.Errorf("excluded %+v, verdict %+v", x.Excluded, x.Verdict)
+	}
+	if got := pendingReason(&inspect.PodPending{}); got != "Pending, not scheduled, no reason read; it runs nowhere, so the router does not know it" {
+		t.Errorf("no reason: %q", got)
+	}
+}

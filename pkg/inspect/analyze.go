@@ -83,6 +83,8 @@ type anReplica struct {
 	// cards are the leader's (and any pod's) published instances that carry a model
 	// card, one per instance id.
 	cards []*Instance
+	// pending are the replica's pods the scheduler has not placed (leader first).
+	pending []*Worker
 	// kvTokens is the KV capacity in tokens of the published instances.
 	kvTokens uint64
 	// loadActive/loadBlocks are active decode blocks and total KV blocks over the
@@ -93,6 +95,10 @@ type anReplica struct {
 
 // published reports whether the replica published a model card (runtime config).
 func (r *anReplica) published() bool { return len(r.cards) > 0 }
+
+// unscheduled reports whether the replica's leader has no node: it has no domain
+// value because it runs nowhere yet, not because a label is missing.
+func (r *anReplica) unscheduled() bool { return r.leader.Pending != nil }
 
 // anHasCard reports whether an instance carries model-card data (as opposed to a
 // bare endpoint registration).
@@ -200,6 +206,14 @@ func anBuildReplicas(workers []Worker, withPolicy bool) []*anReplica {
 			r.ready = r.ready && p.Ready
 			r.gpus += p.GPUs
 		}
+		if r.leader.Pending != nil {
+			r.pending = append(r.pending, r.leader)
+		}
+		for _, p := range r.pods {
+			if p != r.leader && p.Pending != nil {
+				r.pending = append(r.pending, p)
+			}
+		}
 		r.cards = anDistinctCards(r)
 		if withPolicy {
 			r.value = anRouterValue(r.leader, r.published())
@@ -230,6 +244,10 @@ func anWorkerReports(rs []*anReplica) []WorkerReport {
 	for _, r := range rs {
 		wr := WorkerReport{Leader: r.leader.Pod, Component: r.leader.Component, Role: r.role, RoleSignal: r.leader.RoleSignal,
 			Pods: []string{r.leader.Pod}, Ready: r.ready, GPUs: r.gpus, Value: r.value}
+		if len(r.pending) > 0 {
+			pp := *r.pending[0].Pending
+			wr.Pending = &pp
+		}
 		for _, p := range r.pods {
 			if p != r.leader {
 				wr.Pods = append(wr.Pods, p.Pod)
@@ -308,6 +326,9 @@ func anCapacity(dom *DomainReport, role Role) *RoleCapacity {
 func anAddReplica(c *RoleCapacity, r *anReplica, withWorkers bool) {
 	c.Total++
 	c.GPUs += r.gpus
+	if len(r.pending) > 0 {
+		c.Pending++
+	}
 	if r.ready {
 		c.Ready++
 		c.KvTokens = anSatAdd(c.KvTokens, r.kvTokens)

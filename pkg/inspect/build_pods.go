@@ -61,6 +61,7 @@ func (bd *bldBuilder) buildPods(d *bldDeployment) {
 			w.out.Component = comp.c.Name
 		}
 		w.out.Ready = bd.podReady(p)
+		w.out.Pending = bldPodPending(p)
 		bd.podGPUs(d, w)
 		bd.podReplica(d, w)
 		w.env = bd.workerEnv(d, w)

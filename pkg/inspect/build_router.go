@@ -46,6 +46,7 @@ func (bd *bldBuilder) finishDeployment(d *bldDeployment) {
 	bd.busyThresholds(d)
 	bd.loads(d)
 	bd.deploymentEvents(d)
+	bd.pendingFromEvents(d)
 
 	slices.SortStableFunc(d.workers, func(a, b *bldWorker) int {
 		return cmp.Or(cmp.Compare(a.out.Pod, b.out.Pod), cmp.Compare(a.out.Replica, b.out.Replica))

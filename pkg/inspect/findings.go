@@ -70,6 +70,9 @@ const (
 	// FindingWorkerPodsMissing: the DGD declares worker components but none of their
 	// pods exists (error under a transfer policy, else warning).
 	FindingWorkerPodsMissing = "WorkerPodsMissing"
+	// FindingWorkerPodsPending: worker pods the scheduler has not placed, with its
+	// reason (error when no decode capacity runs at all, else warning).
+	FindingWorkerPodsPending = "WorkerPodsPending"
 )
 
 // FindingIDs returns every finding id Analyze can report, sorted.
@@ -81,7 +84,7 @@ func FindingIDs() []string {
 		FindingCapacitySkew, FindingTopologyLabelMissingEvent, FindingTopologyLabelNotCopied,
 		FindingInvalidWorkerTopology, FindingPolicyWithoutTopologyEnv, FindingTopologyLevelsUnavailable,
 		FindingWorkerRoleUnknown, FindingNotReadyWorkers,
-		FindingWorkerRolesUndecided, FindingWorkerPodsMissing,
+		FindingWorkerRolesUndecided, FindingWorkerPodsMissing, FindingWorkerPodsPending,
 	}
 	slices.Sort(ids)
 	return ids
@@ -122,6 +125,7 @@ func (a *anAnalysis) check() {
 	a.checkCapacity()
 	a.checkEvents()
 	a.checkRolesAndReadiness()
+	a.checkPending()
 	a.checkUnclassified()
 }
 
@@ -744,8 +748,8 @@ func (a *anAnalysis) checkMissingDomain() {
 	}
 	var prefill, decode []*anReplica
 	for _, r := range a.replicas {
-		if r.value != "" {
-			continue
+		if r.value != "" || r.unscheduled() {
+			continue // an unscheduled replica has no value because it has no node: WorkerPodsPending
 		}
 		switch r.role {
 		case RolePrefill:
@@ -835,10 +839,15 @@ func (a *anAnalysis) checkCapacity() {
 			if !a.required() {
 				effect = fmt.Sprintf("under preferred enforcement they never get a same-%s transfer and serve only cross-%s ones", p.Domain, p.Domain)
 			}
-			a.add(Finding{ID: FindingDecodeDomainWithoutPrefill, Severity: SeverityWarning, Domain: v,
-				Objects: a.domainObjects(v, false, RolePrefill, RoleDecode),
-				Message: fmt.Sprintf("%s has %d ready decode and 0 ready prefill replicas: %s", a.dv(v), dc, effect),
-				Hint:    fmt.Sprintf("add prefill capacity in %s, or move these decode replicas to a %s with prefill", a.kv(v), p.Domain)}, true)
+			hint := fmt.Sprintf("add prefill capacity in %s, or move these decode replicas to a %s with prefill", a.kv(v), p.Domain)
+			objs := a.domainObjects(v, false, RolePrefill, RoleDecode)
+			if f := a.pendingFix(RolePrefill, v); f != "" {
+				hint = f + fmt.Sprintf("; or move these decode replicas to a %s with prefill", p.Domain)
+				objs = append(objs, anLeaderObjects(a.unscheduledOf(RolePrefill))...)
+			}
+			a.add(Finding{ID: FindingDecodeDomainWithoutPrefill, Severity: SeverityWarning, Domain: v, Objects: objs,
+				Message: anUntilThen(fmt.Sprintf("%s has %d ready decode and 0 ready prefill replicas", a.dv(v), dc), a.pendingClause(RolePrefill), effect),
+				Hint:    hint}, true)
 		}
 		if dc == 1 && pr > 0 {
 			f := Finding{ID: FindingSingleDecodeInDomain, Domain: v, Objects: a.domainObjects(v, true, RoleDecode),
@@ -875,6 +884,15 @@ func (a *anAnalysis) checkCapacity() {
 	}
 }
 
+// anUntilThen joins a domain's counts, a pending clause and the router's effect:
+// "<counts>: <effect>", or "<counts>. <clause> Until then, <effect>".
+func anUntilThen(counts, clause, effect string) string {
+	if clause == "" {
+		return counts + ": " + effect
+	}
+	return counts + "." + clause + " Until then, " + effect
+}
+
 // checkPrefillWithoutDecode: PrefillDomainWithoutDecode for one domain value.
 func (a *anAnalysis) checkPrefillWithoutDecode(dom DomainReport) {
 	v := dom.Value
@@ -895,16 +913,23 @@ func (a *anAnalysis) checkPrefillWithoutDecode(dom DomainReport) {
 		notReady = fmt.Sprintf(" (%d not ready)", n)
 	}
 	head := fmt.Sprintf("%s has %d ready prefill and 0 ready decode replicas%s", a.dv(v), dom.Prefill.Ready, notReady)
+	clause := a.pendingClause(RoleDecode)
 	objs := a.domainObjects(v, false, RolePrefill, RoleDecode)
+	fixReq := fmt.Sprintf("add decode capacity in %s or set kvTransferPolicy.enforcement: preferred with a preferredWeight", a.kv(v))
+	fixPref := fmt.Sprintf("add decode capacity in %s", a.kv(v))
+	if f := a.pendingFix(RoleDecode, v); f != "" {
+		fixReq, fixPref = f+"; or set kvTransferPolicy.enforcement: preferred with a preferredWeight", f
+		objs = append(objs, anLeaderObjects(a.unscheduledOf(RoleDecode))...)
+	}
 	switch {
 	case req > 0:
 		a.add(Finding{ID: FindingPrefillDomainWithoutDecode, Severity: SeverityError, Domain: v, Objects: objs,
-			Message: fmt.Sprintf("%s: under required enforcement every request prefilled there fails with NoEndpoints, because no ready decode worker carries %s", head, a.taint(v)),
-			Hint:    fmt.Sprintf("add decode capacity in %s or set kvTransferPolicy.enforcement: preferred with a preferredWeight", a.kv(v))}, true)
+			Message: anUntilThen(head, clause, fmt.Sprintf("under required enforcement every request prefilled there fails with NoEndpoints, because no ready decode worker carries %s", a.taint(v))),
+			Hint:    fixReq}, true)
 	case pref > 0:
 		a.add(Finding{ID: FindingPrefillDomainWithoutDecode, Severity: SeverityWarning, Domain: v, Objects: objs,
-			Message: fmt.Sprintf("%s: under preferred enforcement requests prefilled there decode in another %s, so every such KV transfer crosses %ss", head, a.domainName(), a.domainName()),
-			Hint:    fmt.Sprintf("add decode capacity in %s", a.kv(v))}, true)
+			Message: anUntilThen(head, clause, fmt.Sprintf("under preferred enforcement requests prefilled there decode in another %s, so every such KV transfer crosses %ss", a.domainName(), a.domainName())),
+			Hint:    fixPref}, true)
 	}
 }
 
@@ -946,7 +971,7 @@ func (a *anAnalysis) checkEvents() {
 func (a *anAnalysis) checkRolesAndReadiness() {
 	var unknown, notReady []*anReplica
 	var pods []string
-	total := 0
+	total, pending := 0, 0
 	byRole := map[Role]int{}
 	for _, r := range a.replicas {
 		switch r.role {
@@ -957,6 +982,10 @@ func (a *anAnalysis) checkRolesAndReadiness() {
 			continue
 		}
 		total++
+		if len(r.pending) > 0 {
+			pending++ // WorkerPodsPending says why
+			continue
+		}
 		if !r.ready {
 			notReady = append(notReady, r)
 			byRole[r.role]++
@@ -980,9 +1009,13 @@ func (a *anAnalysis) checkRolesAndReadiness() {
 				parts = append(parts, fmt.Sprintf("%s %d", role, n))
 			}
 		}
+		more := ""
+		if pending > 0 {
+			more = fmt.Sprintf("; %d more %s Pending (WorkerPodsPending)", pending, map[bool]string{true: "is", false: "are"}[pending == 1])
+		}
 		a.add(Finding{ID: FindingNotReadyWorkers, Severity: SeverityInfo, Objects: pods,
-			Message: fmt.Sprintf("%d of %d worker replicas are not ready (%s): the router does not route to them and they are not counted as ready capacity (%s)",
-				len(notReady), total, strings.Join(parts, ", "), anExamples(anReplicaNames(notReady))),
+			Message: fmt.Sprintf("%d of %d worker replicas are not ready (%s): the router does not route to them and they are not counted as ready capacity (%s)%s",
+				len(notReady), total, strings.Join(parts, ", "), anExamples(anReplicaNames(notReady)), more),
 			Hint: "kubectl describe pod POD (and the worker's logs) to see why it is not ready"}, false)
 	}
 }

@@ -791,7 +791,7 @@ func TestFindingRolesAndReadiness(t *testing.T) {
 
 func TestFindingIDsDocumented(t *testing.T) {
 	ids := FindingIDs()
-	if len(ids) != 20 || !slices.IsSorted(ids) {
+	if len(ids) != 21 || !slices.IsSorted(ids) {
 		t.Fatalf("ids %v", ids)
 	}
 	doc := azReadDoc(t)

@@ -251,6 +251,9 @@ type Worker struct {
 	// Ready is the pod's Ready condition (and the EndpointSlice when known).
 	Ready bool   `json:"ready"`
 	Phase string `json:"phase,omitempty"`
+	// Pending is set when the pod has no node: the scheduler has not placed it
+	// (why, when it was read). Such a pod has no node label, so no domain value yet.
+	Pending *PodPending `json:"pending,omitempty"`
 	// GPUs is the sum of nvidia.com/gpu and MIG (nvidia.com/mig-*) requests over
 	// containers; GPUResources lists them by resource name.
 	GPUs         int64            `json:"gpus"`
@@ -279,6 +282,20 @@ type Worker struct {
 	// lines and env may carry secrets that only a capture's redaction removes.
 	Argv []string          `json:"-"`
 	Env  map[string]string `json:"-"`
+}
+
+// PodPending says why a pod is not scheduled: the scheduler's verdict.
+type PodPending struct {
+	// Reason is the PodScheduled condition's reason (Unschedulable,
+	// SchedulingGated, …), else the event's (FailedScheduling); "" when neither
+	// was read.
+	Reason string `json:"reason,omitempty"`
+	// Message is the scheduler's message, e.g. "0/12 nodes are available: 4
+	// Insufficient nvidia.com/gpu. …".
+	Message string `json:"message,omitempty"`
+	// Source is where Reason and Message were read: "condition PodScheduled" or
+	// "event FailedScheduling"; "" when neither was read.
+	Source string `json:"source,omitempty"`
 }
 
 // DomainValues is a worker's transfer-domain value in each place it appears.

@@ -60,6 +60,9 @@ type WorkerReport struct {
 	// Value is the transfer-domain value the router sees for the replica ("" when
 	// none, and always "" without a policy).
 	Value string `json:"value,omitempty"`
+	// Pending is set when a pod of the replica is not scheduled: the scheduler's
+	// reason for the first such pod (leader first).
+	Pending *PodPending `json:"pending,omitempty"`
 }
 
 // PolicySummary is the part of the kvTransferPolicy a report shows.
@@ -99,6 +102,9 @@ type RoleCapacity struct {
 	KvTokens uint64 `json:"kvTokens,omitempty"`
 	// Workers are the replicas' pod names (leaders for multinode replicas).
 	Workers []string `json:"workers,omitempty"`
+	// Pending counts the replicas (of Total) with a pod the scheduler has not
+	// placed: capacity the DGD declares that is not running.
+	Pending int `json:"pending,omitempty"`
 }
 
 // TreeNode is one node of the topology hierarchy.

@@ -82,6 +82,13 @@ func upShapes() []upShape {
 				{name: "ctx", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("prefill.yaml", "context"), zones: []string{"us-east-1a", "us-east-1b"}},
 				{name: "gen", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("decode.yaml", "generation"), zones: []string{"us-east-1a"}},
 			}},
+		// Issue 17 item 3: the generation workers cannot be scheduled (no GPU left),
+		// so they have no node and no zone yet; the context workers run in both zones.
+		{file: "trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml", upstream: "examples/backends/trtllm/deploy/v1beta1/disagg-multinode.yaml@78f05084eb0c07fbfdf36de0d459634a4417f495",
+			api: "nvidia.com/v1beta1", dgd: "trtllm-disagg-tp8", ns: "llm", backend: "trtllm", policy: true, env: trtEnv, comps: []upComp{
+				{name: "ctx", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("prefill.yaml", "context"), zones: []string{"us-east-1a", "us-east-1b"}},
+				{name: "gen", ctype: "worker", nodes: 2, gpus: 4, command: trt, args: trtArgs("decode.yaml", "generation"), zones: []string{"us-east-1a", "us-east-1b"}, pending: []bool{true, true}},
+			}},
 		{file: "vllm-disagg-multinode-v1alpha1.yaml", upstream: "examples/backends/vllm/deploy/disagg-multinode.yaml@d2143fc82c1307ca322c10c88db5977b966ff790",
 			api: "nvidia.com/v1alpha1", dgd: "vllm-disagg", ns: "llm", backend: "vllm", comps: []upComp{
 				{name: "gen", ctype: "worker", nodes: 2, gpus: 1, command: vllm, args: vllmArgs("decode"), zones: []string{"us-east-1a"}},
@@ -458,6 +465,11 @@ func TestUpstreamShapes(t *testing.T) {
 		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", []dom{{"us-east-1a", 1, 1, 8, 8}, {"us-east-1b", 1, 0, 8, 0}},
 			map[string]string{"ctx/leader": nested, "ctx/worker": "leader *: " + nested, "gen/leader": nested},
 			[]string{"PrefillDomainWithoutDecode", "SingleDecodeInDomain"}},
+		// Issue 17 item 3: Pending generation workers have no zone because they have
+		// no node; that is WorkerPodsPending, not WorkerMissingDomain.
+		{"trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml", []dom{{"", 0, 2, 0, 16}, {"us-east-1a", 1, 0, 8, 0}, {"us-east-1b", 1, 0, 8, 0}},
+			map[string]string{"gen/leader": nested, "gen/worker": "leader *: " + nested},
+			[]string{"PrefillDomainWithoutDecode", "PrefillDomainWithoutDecode", "WorkerPodsPending"}},
 		{"vllm-disagg-multinode-v1alpha1.yaml", []dom{{"", 1, 1, 2, 2}},
 			map[string]string{"ctx/leader": "arg --disaggregation-mode", "ctx/worker": "leader *: arg --disaggregation-mode",
 				"gen/leader": "arg --is-decode-worker", "gen/worker": "leader *: arg --is-decode-worker"}, nil},

@@ -143,6 +143,8 @@ func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Opt
 			value = "(no value)"
 			if d.Policy == nil {
 				value = "(all)"
+			} else if allPending(dom) {
+				value = "(not scheduled)" // no node yet, so no value: not a label problem
 			}
 		}
 		t.AddRow(value,
@@ -178,6 +180,16 @@ func notDeployedText(o *Options) string {
 		"To check a manifest before it is applied: kubectl dynamo preflight -f " + manifest + "\n"
 }
 
+// allPending reports whether every replica counted in a domain row has a pod
+// the scheduler has not placed (the row of replicas without a node).
+func allPending(dom inspect.DomainReport) bool {
+	n, p := 0, 0
+	for _, c := range []inspect.RoleCapacity{dom.Prefill, dom.Decode, dom.Aggregated} {
+		n, p = n+c.Total, p+c.Pending
+	}
+	return n > 0 && p == n
+}
+
 // workerTable is one row per worker replica (wide output): its role and the
 // signal that decided it, its pods (leader first), GPUs and domain value.
 func workerTable(d *inspect.DeploymentReport) *printers.Table {
@@ -193,12 +205,17 @@ func workerTable(d *inspect.DeploymentReport) *printers.Table {
 		ready := "no"
 		if wr.Ready {
 			ready = "yes"
+		} else if wr.Pending != nil {
+			ready = "pending"
 		}
 		value := wr.Value
 		if value == "" {
 			value = "-"
 			if d.Policy != nil {
 				value = "(no value)"
+				if wr.Pending != nil {
+					value = "(not scheduled)"
+				}
 			}
 		}
 		t.AddRow(wr.Leader, orDash(wr.Component), string(wr.Role), orDash(wr.RoleSignal), ready,

@@ -22,6 +22,11 @@ func TestTopologyUpstreamShapes(t *testing.T) {
 		{"trtllm-v1alpha1-table", "trtllm-disagg-multinode-v1alpha1.yaml", "table", 0},
 		{"vllm-v1alpha1-wide", "vllm-disagg-multinode-v1alpha1.yaml", "wide", 0},
 		{"sglang-v1alpha1-wide", "sglang-disagg-multinode-v1alpha1.yaml", "wide", 0},
+		// Pending is not a label problem (issue 17 item 3): the generation workers
+		// cannot be scheduled, so they have no zone; the report says Pending with
+		// the scheduler's reason, and the domain findings point at scheduling.
+		{"trtllm-gen-pending-wide", "trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml", "wide", 2},
+		{"trtllm-gen-pending-json", "trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml", "json", 2},
 		// A bare manifest is not a deployment (issue 17 item 4): it says so and
 		// points at preflight; under a policy the finding is an error.
 		{"manifest-v1alpha1-table", "manifest-trtllm-disagg-multinode-v1alpha1.yaml", "table", 0},
