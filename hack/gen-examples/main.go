@@ -129,6 +129,10 @@ type deployment struct {
 
 func f64(v float64) *float64 { return &v }
 
+// kvEventsConfig is vLLM's --kv-events-config as upstream's KV-router examples
+// pass it.
+const kvEventsConfig = `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}`
+
 func healthyThreeZone() []obj {
 	d := deployment{name: "llama3-70b", ns: "inference", dynNS: "inference-llama3-70b", apiVersion: "nvidia.com/v1beta1",
 		labelKey: "topology.kubernetes.io/zone", domain: "zone", enforcement: "required", discovery: "kubernetes",
@@ -320,6 +324,9 @@ func (d deployment) dgd() obj {
 		if !d.nativeTypes {
 			args = append(args, "--disaggregation-mode", role)
 		}
+		if d.publishKvEvents && role == "prefill" {
+			args = append(args, "--kv-events-config", kvEventsConfig) // the operator copies it to the pods
+		}
 		return obj{"name": comp, "type": map[bool]string{true: role, false: "worker"}[d.nativeTypes], "replicas": count(role),
 			"podTemplate": obj{"spec": obj{"containers": []obj{{"name": "main", "image": image,
 				"command": []string{"python3", "-m", "dynamo.vllm"}, "args": args,
@@ -470,7 +477,7 @@ func (d deployment) pod(w worker) obj {
 	}
 	args := append([]string{"--model", d.model}, w.args...)
 	if d.publishKvEvents && w.role == "prefill" {
-		args = append(args, "--kv-events-config", `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}`)
+		args = append(args, "--kv-events-config", kvEventsConfig)
 	}
 	gpu := strconv.Itoa(w.gpus)
 	return obj{"apiVersion": "v1", "kind": "Pod",

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect/health"
 )
 
 // Options are the inputs of Check.
@@ -88,6 +89,27 @@ func (c *checker) add(id string, sev inspect.Severity, cert Certainty, domain, m
 
 func (c *checker) dgdObject() string { return "dynamographdeployment/" + c.u.GetName() }
 
+// manifestHealthIDs are the routing-health findings a manifest alone decides
+// (its engine args and env, its declared frontend replicas); the others need
+// running workers, their cards or their loads.
+var manifestHealthIDs = []string{health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced}
+
+// checkRoutingHealth runs topology's routing-health rules (pkg/inspect/health)
+// over the modelled deployment, with the same ids: a KV router over workers
+// whose args publish no KV events, or KV frontends without replica sync, are
+// caught before the manifest is applied.
+func (c *checker) checkRoutingHealth() {
+	if c.m == nil || c.m.snap == nil {
+		return
+	}
+	for _, f := range health.Findings(c.m.snap) {
+		if f.Deployment != c.u.GetName() || f.Namespace != c.u.GetNamespace() || !slices.Contains(manifestHealthIDs, f.ID) {
+			continue
+		}
+		c.findings = append(c.findings, Finding{Finding: f, Certainty: Certain})
+	}
+}
+
 func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect.Note) {
 	u := man.Object
 	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}}
@@ -129,6 +151,7 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect
 	c.dr.PackDomain, _, _ = unstructured.NestedString(u.Object, "spec", "topologyConstraint", "packDomain")
 	c.checkTopologyObjects()
 	c.components()
+	c.checkRoutingHealth()
 	if cl != nil {
 		c.place()
 		c.checkDomainLabel()

@@ -99,6 +99,15 @@ func comp(name, typ string, replicas, gpus int, extra string) string {
 	return fmt.Sprintf("  - {name: %s, type: %s, replicas: %d, podTemplate: {spec: {%s containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"%d\"}}}]}}}", name, typ, replicas, extra, gpus)
 }
 
+// vllmComp renders a vLLM worker component as upstream's examples do, with
+// extra engine args.
+func vllmComp(name, typ, args string) string {
+	if args != "" {
+		args = ", " + args
+	}
+	return fmt.Sprintf("  - {name: %s, type: %s, replicas: 1, podTemplate: {spec: {containers: [{name: main, image: x, command: [python3, -m, dynamo.vllm], args: [--model, m%s], resources: {limits: {nvidia.com/gpu: \"1\"}}}]}}}", name, typ, args)
+}
+
 const zoneRequired = "{labelKey: topology.kubernetes.io/zone, domain: zone, enforcement: required}"
 
 type want struct {
@@ -155,6 +164,13 @@ func TestCheckCatches(t *testing.T) {
 		{"a zone whose GPU nodes only prefill tolerates", dgd("d", zoneRequired,
 			comp("p", "prefill", 2, 1, tolerate), comp("d", "decode", 2, 1, "")), true,
 			[]want{{"PrefillDomainWithoutDecode", "error", "c", preflight.Possible}, {"PrefillDomainWithoutDecode", "warning", "", preflight.Possible}}, nil},
+		{"KV router over vLLM prefill workers that publish no KV events", dgd("d", zoneRequired,
+			vllmComp("p", "prefill", ""), vllmComp("dec", "decode", "")), false,
+			[]want{{"KvEventsNotPublished", "warning", "", preflight.Certain}}, nil},
+		{"vLLM prefill workers with --kv-events-config", dgd("d", zoneRequired,
+			vllmComp("p", "prefill", `--kv-events-config, '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}'`),
+			vllmComp("dec", "decode", "")), false,
+			nil, []string{"KvEventsNotPublished"}},
 		{"unconstrained under required", dgd("d", zoneRequired,
 			comp("p", "prefill", 2, 1, ""), comp("d", "decode", 2, 1, "")), true,
 			[]want{{"PrefillDomainWithoutDecode", "warning", "", preflight.Possible}}, []string{"ReplicasUnschedulable"}},

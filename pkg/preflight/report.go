@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect/health"
 )
 
 // Kind is the kind of the report document.
@@ -24,7 +25,7 @@ func FindingIDs() []string {
 		inspect.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingInvalidManifest,
 		FindingInvalidPolicy, FindingMultinodeReplicaExceedsDomain, inspect.FindingPrefillDomainWithoutDecode,
 		FindingReplicasUnschedulable, inspect.FindingRouterNotKV, inspect.FindingTopologyObjectMissing,
-		inspect.FindingWorkerRoleUnknown,
+		inspect.FindingWorkerRoleUnknown, health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced,
 	}
 }
 

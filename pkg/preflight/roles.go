@@ -22,6 +22,7 @@ const (
 // modelled is what inspect makes of a DGD and the pods the operator would
 // render for it: one pod per component.
 type modelled struct {
+	snap  *inspect.Snapshot
 	dep   *inspect.Deployment
 	roles map[string]inspect.Worker
 	notes []inspect.Note
@@ -60,7 +61,7 @@ func model(u *unstructured.Unstructured, comps []*component, topologies []*unstr
 	if err != nil {
 		return nil, err
 	}
-	out := &modelled{roles: map[string]inspect.Worker{}, notes: snap.Notes}
+	out := &modelled{snap: snap, roles: map[string]inspect.Worker{}, notes: snap.Notes}
 	for i := range snap.Deployments {
 		d := &snap.Deployments[i]
 		if d.Name == u.GetName() && d.Namespace == u.GetNamespace() {
