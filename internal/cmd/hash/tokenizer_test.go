@@ -139,3 +139,49 @@ func TestHashPromptRealTokenizerFromHFCache(t *testing.T) {
 		t.Fatal("no golden case long enough")
 	}
 }
+
+// TestHashDocTranscript: the --tokenizer transcript in docs/commands/hash.md is
+// this command's real output, through the same Hugging Face cache layout
+// (UPDATE_GOLDEN=1 rewrites the block).
+func TestHashDocTranscript(t *testing.T) {
+	realFile := filepath.Join(hermetic.CacheDir(), "tokenizers", "qwen3", "tokenizer.json")
+	if _, err := os.Stat(realFile); err != nil {
+		hermetic.SkipOrFail(t, realFile, "hack/tokenizer/fetch.sh")
+	}
+	hub := t.TempDir()
+	snap := filepath.Join(hub, "models--Qwen--Qwen3-0.6B", "snapshots", "0123456789abcdef")
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(realFile, filepath.Join(snap, "tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HUB_CACHE", hub)
+	const doc = "../../../docs/commands/hash.md"
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prompt = "$ kubectl dynamo hash --tokenizer Qwen/Qwen3-0.6B --prompt \"Hello, world! How are you?\" --block-size 4 -o wide\n"
+	start := strings.Index(string(data), prompt)
+	if start < 0 {
+		t.Fatalf("%s has no block starting with %q", doc, prompt)
+	}
+	end := strings.Index(string(data)[start:], "\n```")
+	block := string(data)[start+len(prompt) : start+end+1]
+	r := cmdtest.Run(t, "hash", "--tokenizer", "Qwen/Qwen3-0.6B", "--prompt", "Hello, world! How are you?", "--block-size", "4", "-o", "wide")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
+	}
+	// The cache shows where a user's is.
+	if got := strings.ReplaceAll(r.Stdout+r.Stderr, hub, "~/.cache/huggingface/hub"); got != block {
+		if golden.Updating() {
+			out := string(data)[:start+len(prompt)] + got + string(data)[start+end+1:]
+			if err := os.WriteFile(doc, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("%s shows an output the command no longer prints (UPDATE_GOLDEN=1 rewrites it):\n--- doc\n%s--- now\n%s", doc, block, got)
+	}
+}

@@ -2,9 +2,12 @@ package root_test
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/ai-dynamo/kubectl-dynamo/internal/buildinfo"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 )
@@ -136,5 +139,41 @@ func TestHelpShowsTheMainJobsFirst(t *testing.T) {
 		if h := cmdtest.Run(t, c, "--help"); h.ExitCode != 0 {
 			t.Errorf("example command %q: exit %d", c, h.ExitCode)
 		}
+	}
+}
+
+// TestVersionDocTranscript: docs/commands/version.md shows the version
+// command's real output, but for the build's own values (version, commit,
+// date, Go version, platform), which differ per build.
+func TestVersionDocTranscript(t *testing.T) {
+	data, err := os.ReadFile("../../../docs/commands/version.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := string(data)
+	start := strings.Index(block, "```console\n")
+	end := strings.Index(block[start+11:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("no console block in docs/commands/version.md")
+	}
+	block = block[start+11 : start+11+end]
+	// A release build's stamp (-ldflags -X), as the doc shows one.
+	v, c, d := buildinfo.Version, buildinfo.Commit, buildinfo.Date
+	buildinfo.Version, buildinfo.Commit, buildinfo.Date = "v0.1.0", "3f2a9c1", "2026-11-22T10:00:00Z"
+	t.Cleanup(func() { buildinfo.Version, buildinfo.Commit, buildinfo.Date = v, c, d })
+	var got strings.Builder
+	for _, args := range [][]string{{"version"}, {"version", "-o", "json"}} {
+		r := cmdtest.Run(t, args...)
+		if r.ExitCode != 0 {
+			t.Fatalf("%v: exit %d", args, r.ExitCode)
+		}
+		got.WriteString("$ kubectl dynamo " + strings.Join(args, " ") + "\n" + r.Stdout)
+	}
+	norm := func(s string) string {
+		s = regexp.MustCompile(`kubectl-dynamo \S+ \(commit \S+, built \S+, go\S+, \S+\)`).ReplaceAllString(s, "kubectl-dynamo V (commit C, built D, GO, P)")
+		return regexp.MustCompile(`"(version|commit|date|goVersion|platform)": "[^"]*"`).ReplaceAllString(s, `"$1": "…"`)
+	}
+	if norm(got.String()) != norm(block) {
+		t.Errorf("docs/commands/version.md differs from the command beyond the build's own values:\n--- doc\n%s--- now\n%s", block, got.String())
 	}
 }
