@@ -6,15 +6,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
 // The docs' live transcripts (issue 22: every output shown must be generated
@@ -75,6 +81,12 @@ subjects:
 			t.Fatal(err)
 		}
 		return kc
+	},
+	// docs/commands/topology.md: --watch against the prefill-only example
+	// with a frontend whose metrics change once (runWatch).
+	"watch-frontend": func(t *testing.T, e *kubeenv.Env) string {
+		loadExample(t, e, "prefill-only-zone-required.yaml")
+		return e.Kubeconfig
 	},
 	// docs/commands/capture.md: the prefill-only example, read by an admin;
 	// the capture block and the replay block after it share a directory.
@@ -181,7 +193,12 @@ func TestDocsLiveTranscripts(t *testing.T) {
 				t.Fatalf("%s:%d: only | head -1 is supported", b.file, b.line)
 			}
 			cmdline, redirect, _ := strings.Cut(cmdline, " > ")
-			stdout, stderr, _ := runIn(t, st.dir, st.kubeconfig, strings.Fields(cmdline))
+			var stdout, stderr string
+			if b.scenario == "watch-frontend" {
+				stdout, stderr = runWatch(t, st.dir, st.kubeconfig, strings.Fields(cmdline))
+			} else {
+				stdout, stderr, _ = runIn(t, st.dir, st.kubeconfig, strings.Fields(cmdline))
+			}
 			got := stdout
 			switch {
 			case redirect != "":
@@ -201,6 +218,89 @@ func TestDocsLiveTranscripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWatch runs a `topology --watch --frontend-url URL` doc block: a frontend
+// on a local port (the URL's port is replaced) serves the example's metrics;
+// after the first report one decode worker's active blocks change, the second
+// report follows, and Ctrl-C (SIGINT) ends the watch, which must exit 0.
+func runWatch(t *testing.T, dir, kubeconfig string, args []string) (string, string) {
+	t.Helper()
+	raw, err := os.ReadFile("../../examples/prefill-only-zone-required.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := inspect.ReadCapture(bytes.NewReader(raw), "example")
+	if err != nil || len(b.Metrics) == 0 {
+		t.Fatalf("example metrics: %v", err)
+	}
+	var mu sync.Mutex
+	metrics := b.Metrics[0].Text
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy_threshold" && len(b.BusyThresholds) > 0 {
+			_, _ = io.WriteString(w, b.BusyThresholds[0].JSON)
+			return
+		}
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = io.WriteString(w, metrics)
+	}))
+	defer srv.Close()
+	for i, a := range args {
+		if strings.HasPrefix(a, "http://127.0.0.1:") {
+			args[i] = srv.URL
+		}
+	}
+	cmd := exec.Command(kubectlBinary(t), append([]string{"dynamo"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kubeconfig, "HOME="+t.TempDir())
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, n int) {
+		deadline := time.Now().Add(60 * time.Second)
+		for strings.Count(out.String(), what) < n {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("the watch never printed %d × %q:\n%s\n%s", n, what, out.String(), errb.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("    fix: ", 1)
+	mu.Lock()
+	metrics = strings.Replace(metrics, `worker_type="decode"} 3154`, `worker_type="decode"} 41210`, 1)
+	mu.Unlock()
+	waitFor("    fix: ", 2)
+	_ = cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("the watch did not exit 0 on SIGINT: %v", err)
+	}
+	return out.String(), errb.String()
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // updateDocBlock replaces a block's output with this run's.
