@@ -30,6 +30,17 @@ const (
 	// SignalFallbackAggregated: a worker component with no signal in a deployment
 	// without prefill workers is counted as aggregated.
 	SignalFallbackAggregated = "deployment has no prefill workers"
+	// SignalOnlyWorkerComponent: the deployment's only worker component, with no
+	// role flag, card, label or type of its own, is aggregated: the engines run
+	// prefill and decode in one process unless told otherwise, and a
+	// disaggregated deployment needs a prefill and a decode component. Upstream's
+	// aggregated examples name that component after decode (vLLM's
+	// VllmDecodeWorker, SGLang's decode), so the component name does not count
+	// against it.
+	SignalOnlyWorkerComponent = "only worker component, no role flag"
+	// signalComponentName: the weakest signal, a component name that says prefill
+	// or decode.
+	signalComponentName = "component name"
 )
 
 // bldRoleFlags are the engine flags that name a role.
@@ -80,6 +91,7 @@ func (bd *bldBuilder) assignRoles(d *bldDeployment) {
 		groups[w.out.Replica] = append(groups[w.out.Replica], w)
 	}
 	hasPrefill := false
+	single := bldSingleWorkerComponent(d)
 	var undecided [][]*bldWorker
 	for _, k := range keys {
 		ws := bldLeaderFirst(groups[k])
@@ -94,6 +106,9 @@ func (bd *bldBuilder) assignRoles(d *bldDeployment) {
 			if src < 0 && own[i].role != "" {
 				src = i
 			}
+		}
+		if src >= 0 && own[src].signal == signalComponentName && single && bldIsWorkerType(ws[src].ctype) {
+			src = -1 // the name alone does not make the only worker component prefill or decode
 		}
 		if src < 0 {
 			undecided = append(undecided, ws)
@@ -118,6 +133,8 @@ func (bd *bldBuilder) assignRoles(d *bldDeployment) {
 		role, signal := RoleUnknown, SignalNone
 		switch {
 		case !bldIsWorkerType(ws[0].ctype):
+		case single:
+			role, signal = RoleAggregated, SignalOnlyWorkerComponent
 		case hasPrefill:
 			role, signal = RoleDecode, SignalFallbackDecode
 		default:
@@ -195,11 +212,29 @@ func (bd *bldBuilder) role(d *bldDeployment, w *bldWorker) (Role, string) {
 	name := strings.ToLower(w.out.Component)
 	switch {
 	case strings.Contains(name, "prefill"):
-		return RolePrefill, "component name"
+		return RolePrefill, signalComponentName
 	case strings.Contains(name, "decode"):
-		return RoleDecode, "component name"
+		return RoleDecode, signalComponentName
 	}
 	return "", ""
+}
+
+// bldSingleWorkerComponent reports whether the deployment has exactly one
+// worker component that is not an encoder: among the DGD's components of
+// type worker, prefill or decode, and the components its worker pods belong to.
+func bldSingleWorkerComponent(d *bldDeployment) bool {
+	names := map[string]bool{}
+	for _, c := range d.comps {
+		if bldIsWorkerType(strings.ToLower(c.c.Type)) && bldRoleWord(c.c.SubComponentType) != RoleEncode {
+			names[strings.ToLower(c.c.Name)] = true
+		}
+	}
+	for _, w := range d.workers {
+		if w.out.Component != "" && bldIsWorkerType(w.ctype) && w.out.Role != RoleEncode {
+			names[strings.ToLower(w.out.Component)] = true
+		}
+	}
+	return len(names) == 1
 }
 
 // bldRoleFromArgs reads --disaggregation-mode (vLLM, SGLang, TRT-LLM) and the

@@ -380,9 +380,9 @@ func TestBuildMultinodeAndMIG(t *testing.T) {
 		},
 		"llm/lws-dgd": {
 			{Pod: "lws-dgd-worker-0", Component: "Worker", Replica: "lws-dgd-worker-0", Role: RoleAggregated,
-				Signal: "deployment has no prefill workers", Leader: true, Ready: true, GPUs: 4, GPURes: map[string]int64{"nvidia.com/gpu": 4}},
+				Signal: SignalOnlyWorkerComponent, Leader: true, Ready: true, GPUs: 4, GPURes: map[string]int64{"nvidia.com/gpu": 4}},
 			{Pod: "lws-dgd-worker-0-1", Component: "Worker", Replica: "lws-dgd-worker-0", Role: RoleAggregated,
-				Signal: "deployment has no prefill workers", Ready: true, GPUs: 4, GPURes: map[string]int64{"nvidia.com/gpu": 4}},
+				Signal: SignalOnlyWorkerComponent, Ready: true, GPUs: 4, GPURes: map[string]int64{"nvidia.com/gpu": 4}},
 		},
 	}
 	for key, w := range want {

@@ -43,6 +43,11 @@ type upShape struct {
 	policy   bool // add a labelKey zone policy, enforcement required
 	env      []map[string]any
 	comps    []upComp
+	// single-node examples (agg, agg_router, disagg, disagg_router): the DGD
+	// as upstream writes it (no backendFramework, the frontend's env as
+	// declared, feEnv), and the frontend pod with exactly that env.
+	example bool
+	feEnv   []map[string]any
 }
 
 const upZoneKey = "topology.kubernetes.io/zone"
@@ -109,6 +114,112 @@ func upShapes() []upShape {
 				{name: "gen", ctype: "decode", nodes: 2, gpus: 4, command: sgl, args: sglArgs("decode"), zones: []string{"us-east-1a"}},
 				{name: "ctx", ctype: "prefill", nodes: 2, gpus: 4, command: sgl, args: sglArgs("prefill"), zones: []string{"us-east-1a"}},
 			}},
+	}
+}
+
+// upSingleShapes are the single-node examples of examples/backends/*/deploy/ and
+// their v1beta1/ variants, with upstream's component names and commands: the
+// aggregated workers carry no role flag (vLLM's is named VllmDecodeWorker,
+// SGLang's decode), the disaggregated ones --disaggregation-mode, and the
+// router variants the KV-event flags of their examples. Every replica runs in
+// us-east-1a; none of these examples declares a kvTransferPolicy.
+func upSingleShapes() []upShape {
+	const (
+		vllmDir, sglDir, trtDir = "examples/backends/vllm/deploy/", "examples/backends/sglang/deploy/", "examples/backends/trtllm/deploy/"
+		a1, b1                  = "nvidia.com/v1alpha1", "nvidia.com/v1beta1"
+	)
+	kvFE := []map[string]any{{"name": "DYN_ROUTER_MODE", "value": "kv"}}
+	zones := func(n int) []string {
+		z := make([]string, n)
+		for i := range z {
+			z[i] = "us-east-1a"
+		}
+		return z
+	}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	vllm := []string{"python3", "-m", "dynamo.vllm"}
+	sgl := []string{"python3", "-m", "dynamo.sglang"}
+	trt := []string{"python3", "-m", "dynamo.trtllm"}
+	vModel := []string{"--model", "Qwen/Qwen3-0.6B"}
+	vEvents := []string{"--kv-events-config", `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:20080","enable_kv_cache_events":true}`}
+	vNixl := []string{"--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"kv_both"}`}
+	mode := func(m string) []string { return []string{"--disaggregation-mode", m} }
+	sModel := []string{"--model-path", "Qwen/Qwen3-0.6B", "--served-model-name", "Qwen/Qwen3-0.6B", "--page-size", "16", "--tp", "1", "--trust-remote-code", "--skip-tokenizer-init"}
+	sEvents := []string{"--kv-events-config", `{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:5557"}`}
+	sDisagg := func(m string) []string {
+		return cat(sModel, mode(m), []string{"--disaggregation-transfer-backend", "nixl", "--disaggregation-bootstrap-port", "12345", "--host", "0.0.0.0"})
+	}
+	tModel := func(cfg string) []string {
+		return []string{"--model-path", "Qwen/Qwen3-0.6B", "--served-model-name", "Qwen/Qwen3-0.6B", "--extra-engine-args", "./examples/backends/trtllm/engine_configs/qwen3/" + cfg}
+	}
+	tEvents := []string{"--publish-events-and-metrics"}
+	w := func(name, ctype, sub string, replicas int, cmd, args []string) upComp {
+		return upComp{name: name, ctype: ctype, subType: sub, nodes: 1, gpus: 1, command: cmd, args: args, zones: zones(replicas)}
+	}
+	sh := func(file, upstream, api, dgd, backend string, fe []map[string]any, comps ...upComp) upShape {
+		return upShape{file: file, upstream: upstream, api: api, dgd: dgd, ns: "llm", backend: backend, example: true, feEnv: fe, comps: comps}
+	}
+	return []upShape{
+		sh("vllm-agg-v1alpha1.yaml", vllmDir+"agg.yaml@c6fcf991079ccaeb323ba914d23d7a8a0617e9c3", a1, "vllm-agg", "vllm", nil,
+			w("VllmDecodeWorker", "worker", "", 1, vllm, vModel)),
+		sh("vllm-agg-v1beta1.yaml", vllmDir+"v1beta1/agg.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "vllm-agg", "vllm", nil,
+			w("VllmDecodeWorker", "worker", "", 1, vllm, vModel)),
+		sh("vllm-agg-router-v1alpha1.yaml", vllmDir+"agg_router.yaml@b7f730feb6b2ac8da2200631a3dec0732a6231a1", a1, "vllm-agg-router", "vllm", kvFE,
+			w("VllmDecodeWorker", "worker", "", 2, vllm, cat(vModel, vEvents))),
+		sh("vllm-agg-router-v1beta1.yaml", vllmDir+"v1beta1/agg_router.yaml@369732d4303affed83a61039bcdcb32d89aeb528", b1, "vllm-agg-router", "vllm", kvFE,
+			w("VllmDecodeWorker", "worker", "", 2, vllm, cat(vModel, vEvents))),
+		sh("vllm-disagg-v1alpha1.yaml", vllmDir+"disagg.yaml@7893f2684e43bd9b8b9fac31e9582238b72f0581", a1, "vllm-disagg", "vllm", nil,
+			w("VllmDecodeWorker", "worker", "decode", 1, vllm, cat(vModel, mode("decode"))),
+			w("VllmPrefillWorker", "worker", "prefill", 1, vllm, cat(vModel, mode("prefill")))),
+		sh("vllm-disagg-v1beta1.yaml", vllmDir+"v1beta1/disagg.yaml@88396aa037539d4714490a866c654a8be6377cfc", b1, "vllm-disagg", "vllm", nil,
+			w("VllmDecodeWorker", "decode", "", 1, vllm, cat(vModel, mode("decode"))),
+			w("VllmPrefillWorker", "prefill", "", 1, vllm, cat(vModel, mode("prefill"), vNixl))),
+		sh("vllm-disagg-router-v1alpha1.yaml", vllmDir+"disagg_router.yaml@8401366d94c1150040e49510e1a295aa1c010f7b", a1, "vllm-v1-disagg-router", "vllm", kvFE,
+			w("VllmDecodeWorker", "worker", "", 2, vllm, cat(vModel, mode("decode"))),
+			w("VllmPrefillWorker", "worker", "", 2, vllm, cat(vModel, mode("prefill"), vEvents))),
+		sh("vllm-disagg-router-v1beta1.yaml", vllmDir+"v1beta1/disagg_router.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "vllm-v1-disagg-router", "vllm", kvFE,
+			w("VllmDecodeWorker", "worker", "", 2, vllm, cat(vModel, mode("decode"))),
+			w("VllmPrefillWorker", "worker", "", 2, vllm, cat(vModel, mode("prefill"), vNixl, vEvents))),
+		sh("sglang-agg-v1alpha1.yaml", sglDir+"agg.yaml@4f5cb2abd9acb4754aa4078c9f35c1317a4ab0ae", a1, "sglang-agg", "sglang", nil,
+			w("decode", "worker", "", 1, sgl, sModel)),
+		sh("sglang-agg-v1beta1.yaml", sglDir+"v1beta1/agg.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "sglang-agg", "sglang", nil,
+			w("decode", "worker", "", 1, sgl, sModel)),
+		sh("sglang-agg-router-v1alpha1.yaml", sglDir+"agg_router.yaml@41a72ab36698ce3eba0fba9af1dfad124d9e71ea", a1, "sglang-agg-router", "sglang", kvFE,
+			w("decode", "worker", "", 1, sgl, cat(sModel, sEvents))),
+		sh("sglang-agg-router-v1beta1.yaml", sglDir+"v1beta1/agg_router.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "sglang-agg-router", "sglang", kvFE,
+			w("decode", "worker", "", 1, sgl, cat(sModel, sEvents))),
+		sh("sglang-disagg-v1alpha1.yaml", sglDir+"disagg.yaml@da6dc882377f1c6e15eec8c6bdeb2eecbc2206c4", a1, "sglang-disagg", "sglang", nil,
+			w("decode", "worker", "decode", 1, sgl, sDisagg("decode")),
+			w("prefill", "worker", "prefill", 1, sgl, sDisagg("prefill"))),
+		sh("sglang-disagg-v1beta1.yaml", sglDir+"v1beta1/disagg.yaml@88396aa037539d4714490a866c654a8be6377cfc", b1, "sglang-disagg", "sglang", nil,
+			w("decode", "decode", "", 1, sgl, sDisagg("decode")),
+			w("prefill", "prefill", "", 1, sgl, sDisagg("prefill"))),
+		sh("trtllm-agg-v1alpha1.yaml", trtDir+"agg.yaml@64ae795121910bb247718c166d760737d961ef97", a1, "trtllm-agg", "trtllm", nil,
+			w("TRTLLMWorker", "worker", "", 1, trt, tModel("agg.yaml"))),
+		sh("trtllm-agg-v1beta1.yaml", trtDir+"v1beta1/agg.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "trtllm-agg", "trtllm", nil,
+			w("TRTLLMWorker", "worker", "", 1, trt, tModel("agg.yaml"))),
+		sh("trtllm-agg-router-v1alpha1.yaml", trtDir+"agg_router.yaml@2806586944d8406e89ae943cd1f9c8a8163a3734", a1, "trtllm-agg-router", "trtllm", kvFE,
+			w("TRTLLMWorker", "worker", "", 2, trt, cat(tModel("agg.yaml"), tEvents))),
+		sh("trtllm-agg-router-v1beta1.yaml", trtDir+"v1beta1/agg_router.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "trtllm-agg-router", "trtllm", kvFE,
+			w("TRTLLMWorker", "worker", "", 2, trt, cat(tModel("agg.yaml"), tEvents))),
+		sh("trtllm-disagg-v1alpha1.yaml", trtDir+"disagg.yaml@25417557c21eb30586fa9996bfd179cbce956318", a1, "trtllm-disagg", "trtllm", nil,
+			w("TRTLLMPrefillWorker", "worker", "prefill", 1, trt, cat(tModel("prefill.yaml"), mode("prefill"))),
+			w("TRTLLMDecodeWorker", "worker", "decode", 1, trt, cat(tModel("decode.yaml"), mode("decode")))),
+		sh("trtllm-disagg-v1beta1.yaml", trtDir+"v1beta1/disagg.yaml@369732d4303affed83a61039bcdcb32d89aeb528", b1, "trtllm-disagg", "trtllm", nil,
+			w("decode", "decode", "", 1, trt, cat(tModel("decode.yaml"), mode("decode"))),
+			w("prefill", "prefill", "", 1, trt, cat(tModel("prefill.yaml"), mode("prefill")))),
+		sh("trtllm-disagg-router-v1alpha1.yaml", trtDir+"disagg_router.yaml@9f0e044d250fd1408b0804a3b37a66155280415b", a1, "trtllm-v1-disagg-router", "trtllm", kvFE,
+			w("TRTLLMPrefillWorker", "worker", "", 2, trt, cat(tModel("prefill.yaml"), mode("prefill"), tEvents)),
+			w("TRTLLMDecodeWorker", "worker", "", 2, trt, cat(tModel("decode.yaml"), mode("decode")))),
+		sh("trtllm-disagg-router-v1beta1.yaml", trtDir+"v1beta1/disagg_router.yaml@4d0c5ed69f62cf53c38ef7167086657fc4f8227c", b1, "trtllm-v1-disagg-router", "trtllm", kvFE,
+			w("decode", "worker", "", 2, trt, cat(tModel("decode.yaml"), mode("decode"))),
+			w("prefill", "worker", "", 2, trt, cat(tModel("prefill.yaml"), mode("prefill"), tEvents))),
 	}
 }
 
@@ -196,7 +307,10 @@ func sortedKeys(m map[string]bool) []string {
 
 // dgdObject is the DGD as the user applied it (the upstream example, renamed).
 func (sh *upShape) dgdObject() map[string]any {
-	spec := map[string]any{"backendFramework": sh.backend}
+	spec := map[string]any{}
+	if !sh.example {
+		spec["backendFramework"] = sh.backend
+	}
 	if sh.policy {
 		spec["experimental"] = map[string]any{"kvTransferPolicy": map[string]any{"labelKey": upZoneKey, "domain": "zone", "enforcement": "required"}}
 	}
@@ -204,6 +318,9 @@ func (sh *upShape) dgdObject() map[string]any {
 	if sh.api == "nvidia.com/v1alpha1" {
 		services := map[string]any{"Frontend": map[string]any{"componentType": "frontend", "replicas": 1,
 			"extraPodSpec": map[string]any{"mainContainer": map[string]any{"image": "my-registry/" + sh.backend + "-runtime:my-tag", "command": fe}}}}
+		if len(sh.feEnv) > 0 {
+			services["Frontend"].(map[string]any)["envs"] = sh.feEnv
+		}
 		for _, c := range sh.comps {
 			s := map[string]any{"componentType": c.ctype, "replicas": len(c.zones), "resources": map[string]any{"limits": map[string]any{"gpu": fmt.Sprint(c.gpus)}},
 				"extraPodSpec": map[string]any{"mainContainer": map[string]any{"image": "my-registry/" + sh.backend + "-runtime:my-tag", "command": c.command, "args": c.args}}}
@@ -220,8 +337,12 @@ func (sh *upShape) dgdObject() map[string]any {
 			spec["envs"] = sh.env
 		}
 	} else {
+		feC := map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0", "command": fe}
+		if len(sh.feEnv) > 0 {
+			feC["env"] = sh.feEnv
+		}
 		comps := []any{map[string]any{"name": "Frontend", "type": "frontend", "replicas": 1,
-			"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0", "command": fe}}}}}}
+			"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{feC}}}}}
 		for _, c := range sh.comps {
 			m := map[string]any{"name": c.name, "type": c.ctype, "replicas": len(c.zones),
 				"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0",
@@ -312,8 +433,12 @@ func (sh *upShape) objects() []map[string]any {
 		return env
 	}
 	feNode := newNode("us-east-1a", 0)
+	feEnv := []map[string]any{{"name": "DYN_ROUTER_MODE", "value": "kv"}}
+	if sh.example {
+		feEnv = sh.feEnv
+	}
 	objs = append(objs, pod(pcs+"-0-frontend-"+genHex(sh.file+"fe", 5), "Frontend", "frontend", pcs+"-0-frontend", nil, feNode, "us-east-1a",
-		append(baseEnv("frontend"), map[string]any{"name": "DYN_ROUTER_MODE", "value": "kv"}), []string{"python3", "-m", "dynamo.frontend"}, nil, 0, false))
+		append(baseEnv("frontend"), feEnv...), []string{"python3", "-m", "dynamo.frontend"}, nil, 0, false))
 	for _, c := range sh.comps {
 		comp := strings.ToLower(c.name)
 		for ri, zone := range c.zones {
@@ -350,11 +475,65 @@ func (sh *upShape) objects() []map[string]any {
 				}
 				cmd, args := sh.mainContainer(c, leader, env)
 				name := clique + "-" + genHex(fmt.Sprintf("%s/%s/%d/%d", sh.file, comp, ri, pi), 5)
-				objs = append(objs, pod(name, c.name, c.ctype, clique, extra, node, zone, env, cmd, args, c.gpus, pending))
+				p := pod(name, c.name, c.ctype, clique, extra, node, zone, env, cmd, args, c.gpus, pending)
+				objs = append(objs, p)
+				if sh.example && !pending {
+					objs = append(objs, upDWM(p, dynNS, c.args))
+				}
 			}
 		}
 	}
 	return append(objs, nodes...)
+}
+
+// upDWM is the DynamoWorkerMetadata a single-node example's worker publishes
+// once it runs (discovery backend kubernetes): one generate endpoint and its
+// model card, whose worker_type is the engine's mode (--disaggregation-mode,
+// else aggregated), and a KV-event channel when the worker's flags publish KV
+// events.
+func upDWM(pod map[string]any, dynNS string, args []string) map[string]any {
+	md := pod["metadata"].(map[string]any)
+	name := md["name"].(string)
+	ip := pod["status"].(map[string]any)["podIP"].(string)
+	role, events := "aggregated", false
+	for i, a := range args {
+		switch a {
+		case "--disaggregation-mode":
+			role = args[i+1]
+		case "--kv-events-config", "--publish-events-and-metrics":
+			events = true
+		}
+	}
+	comp, needs := "backend", []any{}
+	if role == "prefill" {
+		comp, needs = "prefill", []any{[]any{"decode"}}
+	}
+	id := genInstanceID(name)
+	hexID := fmt.Sprintf("%x", id)
+	key := dynNS + "/" + comp + "/generate/" + hexID
+	channels := map[string]any{}
+	if events {
+		kid := genInstanceID(name + "kv")
+		channels[fmt.Sprintf("namespace/%s/component/%s/topic/kv-events/%x", dynNS, comp, kid)] = map[string]any{
+			"type": "EventChannel", "scope": map[string]any{"kind": "component", "namespace": dynNS, "component": comp},
+			"topic": "kv-events", "instance_id": int64(kid),
+			"transport": map[string]any{"kind": "Zmq", "config": map[string]any{"endpoint": "tcp://" + ip + ":20080"}}}
+	}
+	return map[string]any{"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoWorkerMetadata",
+		"metadata": map[string]any{"name": name, "namespace": md["namespace"],
+			"ownerReferences": []any{map[string]any{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": genUID(name)}}},
+		"spec": map[string]any{"data": map[string]any{
+			"endpoints": map[string]any{key: map[string]any{"type": "Endpoint", "namespace": dynNS, "component": comp, "endpoint": "generate",
+				"instance_id": int64(id), "transport": map[string]any{"tcp": ip + ":41200/" + hexID + "/generate"}}},
+			"model_cards": map[string]any{key: map[string]any{"type": "Model", "namespace": dynNS, "component": comp, "endpoint": "generate",
+				"instance_id": int64(id), "card_json": map[string]any{
+					"display_name": "Qwen/Qwen3-0.6B", "slug": "qwen--qwen3-0_6b", "kv_cache_block_size": int64(16), "migration_limit": int64(0),
+					"model_type": "Chat | Completions", "model_input": "Tokens", "worker_type": role, "needs": needs, "context_length": int64(40960),
+					"runtime_config": map[string]any{"total_kv_blocks": int64(20000), "max_num_seqs": int64(256), "max_num_batched_tokens": int64(8192),
+						"data_parallel_start_rank": int64(0), "data_parallel_size": int64(1), "enable_local_indexer": true, "enable_eagle": false}}}},
+			"event_channels": channels,
+			"event_sources":  map[string]any{},
+		}}}
 }
 
 // render is the capture file for a shape.
@@ -368,9 +547,13 @@ func (sh *upShape) render(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	how := "components renamed, no DynamoWorkerMetadata"
+	if sh.example {
+		how = "upstream's component names, each worker's DynamoWorkerMetadata"
+	}
 	head := "# Generated by TestUpstreamShapeFixtures (pkg/inspect/upstream_shapes_test.go); do not edit.\n" +
 		"# Rebuilt from ai-dynamo/dynamo " + sh.upstream + ",\n" +
-		"# components renamed, no DynamoWorkerMetadata, pods as the operator reconciles them on the Grove path.\n"
+		"# " + how + ", pods as the operator reconciles them on the Grove path.\n"
 	return append([]byte(head), out...)
 }
 
@@ -386,7 +569,11 @@ func (sh *upShape) renderManifest(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]byte("# Generated by TestUpstreamShapeFixtures; the DGD of ai-dynamo/dynamo "+sh.upstream+"\n# (renamed components) as a manifest: not applied, no pods, no status.\n"), out...)
+	how := "(renamed components)"
+	if sh.example {
+		how = "(upstream's component names)"
+	}
+	return append([]byte("# Generated by TestUpstreamShapeFixtures; the DGD of ai-dynamo/dynamo "+sh.upstream+"\n# "+how+" as a manifest: not applied, no pods, no status.\n"), out...)
 }
 
 // TestUpstreamShapeFixtures keeps testdata/upstream/ in step with the generator.
@@ -396,11 +583,10 @@ func TestUpstreamShapeFixtures(t *testing.T) {
 		render func(*testing.T) []byte
 	}
 	var fixtures []fixture
-	for _, sh := range upShapes() {
-		fixtures = append(fixtures, fixture{sh.file, sh.render})
-		if sh.file == "trtllm-disagg-multinode-v1alpha1.yaml" || sh.file == "trtllm-disagg-multinode-v1beta1-zone-required.yaml" {
-			fixtures = append(fixtures, fixture{"manifest-" + sh.file, sh.renderManifest})
-		}
+	for _, sh := range append(upShapes(), upSingleShapes()...) {
+		// Every capture has its DGD alone beside it, for preflight and for
+		// topology's "nothing is deployed".
+		fixtures = append(fixtures, fixture{sh.file, sh.render}, fixture{"manifest-" + sh.file, sh.renderManifest})
 	}
 	for _, fx := range fixtures {
 		t.Run(fx.file, func(t *testing.T) {
@@ -643,5 +829,187 @@ func TestUnclassifiedWorkers(t *testing.T) {
 				t.Errorf("notDeployed = %v, want %v", r.Deployments[0].NotDeployed, tt.notDep)
 			}
 		})
+	}
+}
+
+// TestUpstreamExampleShapes: the single-node examples (agg, agg_router, disagg,
+// disagg_router, v1alpha1 and v1beta1) are counted by role as their engines run,
+// with their DynamoWorkerMetadata (the card decides) and without (the pods and
+// the DGD decide, as right after start or in preflight). Upstream names its
+// aggregated vLLM worker VllmDecodeWorker and its aggregated SGLang worker
+// decode: neither is a decode worker without prefill.
+func TestUpstreamExampleShapes(t *testing.T) {
+	const (
+		agg     = SignalOnlyWorkerComponent
+		arg     = "arg --disaggregation-mode"
+		subType = "label nvidia.com/dynamo-sub-component-type"
+		typ     = "label nvidia.com/dynamo-component-type"
+	)
+	tests := []struct {
+		file  string
+		roles string // component=role×replicas, sorted by component
+		bare  string // the role signal of every worker without DWMs
+	}{
+		{"vllm-agg-v1alpha1.yaml", "VllmDecodeWorker=aggregated×1", agg},
+		{"vllm-agg-v1beta1.yaml", "VllmDecodeWorker=aggregated×1", agg},
+		{"vllm-agg-router-v1alpha1.yaml", "VllmDecodeWorker=aggregated×2", agg},
+		{"vllm-agg-router-v1beta1.yaml", "VllmDecodeWorker=aggregated×2", agg},
+		{"vllm-disagg-v1alpha1.yaml", "VllmDecodeWorker=decode×1 VllmPrefillWorker=prefill×1", subType},
+		{"vllm-disagg-v1beta1.yaml", "VllmDecodeWorker=decode×1 VllmPrefillWorker=prefill×1", typ},
+		{"vllm-disagg-router-v1alpha1.yaml", "VllmDecodeWorker=decode×2 VllmPrefillWorker=prefill×2", arg},
+		{"vllm-disagg-router-v1beta1.yaml", "VllmDecodeWorker=decode×2 VllmPrefillWorker=prefill×2", arg},
+		{"sglang-agg-v1alpha1.yaml", "decode=aggregated×1", agg},
+		{"sglang-agg-v1beta1.yaml", "decode=aggregated×1", agg},
+		{"sglang-agg-router-v1alpha1.yaml", "decode=aggregated×1", agg},
+		{"sglang-agg-router-v1beta1.yaml", "decode=aggregated×1", agg},
+		{"sglang-disagg-v1alpha1.yaml", "decode=decode×1 prefill=prefill×1", subType},
+		{"sglang-disagg-v1beta1.yaml", "decode=decode×1 prefill=prefill×1", typ},
+		{"trtllm-agg-v1alpha1.yaml", "TRTLLMWorker=aggregated×1", agg},
+		{"trtllm-agg-v1beta1.yaml", "TRTLLMWorker=aggregated×1", agg},
+		{"trtllm-agg-router-v1alpha1.yaml", "TRTLLMWorker=aggregated×2", agg},
+		{"trtllm-agg-router-v1beta1.yaml", "TRTLLMWorker=aggregated×2", agg},
+		{"trtllm-disagg-v1alpha1.yaml", "TRTLLMDecodeWorker=decode×1 TRTLLMPrefillWorker=prefill×1", subType},
+		{"trtllm-disagg-v1beta1.yaml", "decode=decode×1 prefill=prefill×1", typ},
+		{"trtllm-disagg-router-v1alpha1.yaml", "TRTLLMDecodeWorker=decode×2 TRTLLMPrefillWorker=prefill×2", arg},
+		{"trtllm-disagg-router-v1beta1.yaml", "decode=decode×2 prefill=prefill×2", arg},
+	}
+	shapes := map[string]upShape{}
+	for _, sh := range upSingleShapes() {
+		shapes[sh.file] = sh
+	}
+	if len(tests) != len(shapes) {
+		t.Fatalf("%d cases for %d example shapes", len(tests), len(shapes))
+	}
+	for _, tt := range tests {
+		sh, ok := shapes[tt.file]
+		if !ok {
+			t.Fatalf("no shape %s", tt.file)
+		}
+		for _, dwm := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/dwm=%v", tt.file, dwm), func(t *testing.T) {
+				var objs []map[string]any
+				for _, o := range sh.objects() {
+					if dwm || o["kind"] != "DynamoWorkerMetadata" {
+						objs = append(objs, o)
+					}
+				}
+				items := make([]any, len(objs))
+				for i, o := range objs {
+					items[i] = o
+				}
+				data, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := ParseCapture(data, tt.file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := Build(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := Analyze(s, AnalyzeOptions{})
+				count := map[string]int{}
+				var keys []string
+				for _, w := range s.Deployments[0].Workers {
+					k := w.Component + "=" + string(w.Role)
+					if count[k] == 0 {
+						keys = append(keys, k)
+					}
+					count[k]++
+					want := "card worker_type"
+					if !dwm {
+						want = tt.bare
+					}
+					if w.RoleSignal != want {
+						t.Errorf("%s: role signal %q, want %q", w.Pod, w.RoleSignal, want)
+					}
+				}
+				var got []string
+				for _, k := range sortedKeys(func() map[string]bool {
+					m := map[string]bool{}
+					for _, k := range keys {
+						m[k] = true
+					}
+					return m
+				}()) {
+					got = append(got, fmt.Sprintf("%s×%d", k, count[k]))
+				}
+				if strings.Join(got, " ") != tt.roles {
+					t.Errorf("roles %q, want %q", strings.Join(got, " "), tt.roles)
+				}
+				// No finding at all: an aggregated example is not a decode worker
+				// without prefill, nor a deployment whose roles are undecided.
+				for _, f := range r.Findings {
+					t.Errorf("finding %s %s: %s", f.Severity, f.ID, f.Message)
+				}
+			})
+		}
+	}
+}
+
+// TestOnlyWorkerComponentRule: the only-worker-component rule decides only what
+// nothing else does, and only when there is one worker component.
+func TestOnlyWorkerComponentRule(t *testing.T) {
+	shape := func(file string) upShape {
+		for _, sh := range upSingleShapes() {
+			if sh.file == file {
+				return sh
+			}
+		}
+		t.Fatalf("no shape %s", file)
+		return upShape{}
+	}
+	roleOf := func(sh upShape) (Role, string) {
+		var objs []map[string]any
+		for _, o := range sh.objects() {
+			if o["kind"] != "DynamoWorkerMetadata" {
+				objs = append(objs, o)
+			}
+		}
+		items := make([]any, len(objs))
+		for i, o := range objs {
+			items[i] = o
+		}
+		data, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ParseCapture(data, "x.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Build(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := s.Deployments[0].Workers[0]
+		return w.Role, w.RoleSignal
+	}
+	// An explicit decode flag on the only worker component stays decode: that is a
+	// decode worker without prefill (DisaggNotActive), not an aggregated one.
+	sh := shape("vllm-agg-v1alpha1.yaml")
+	sh.comps = []upComp{sh.comps[0]}
+	sh.comps[0].args = append(append([]string{}, sh.comps[0].args...), "--disaggregation-mode", "decode")
+	if r, sig := roleOf(sh); r != RoleDecode || sig != "arg --disaggregation-mode" {
+		t.Errorf("explicit decode flag: %s (%s)", r, sig)
+	}
+	// Two worker components with no role flag: undecided, as before.
+	sh = shape("vllm-disagg-router-v1alpha1.yaml")
+	for i := range sh.comps {
+		sh.comps[i].args = []string{"--model", "Qwen/Qwen3-0.6B"}
+		sh.comps[i].name = fmt.Sprintf("Pool%d", i)
+	}
+	if r, sig := roleOf(sh); r != RoleAggregated || sig != SignalFallbackAggregated {
+		t.Errorf("two unflagged components: %s (%s)", r, sig)
+	}
+	// Two components named after decode and prefill, no flags: the names decide.
+	sh = shape("vllm-disagg-router-v1alpha1.yaml")
+	for i := range sh.comps {
+		sh.comps[i].args = []string{"--model", "Qwen/Qwen3-0.6B"}
+	}
+	if r, sig := roleOf(sh); r != RoleDecode || sig != "component name" {
+		t.Errorf("decode/prefill names: %s (%s)", r, sig)
 	}
 }
