@@ -45,14 +45,18 @@ func Explain(in Input) (*Explanation, error) {
 	if err := ex.pools(); err != nil {
 		return nil, err
 	}
+	ex.hopConfigs()
 	if err := ex.request(); err != nil {
 		return nil, err
 	}
 	ex.overlap()
+	ex.approximate()
 	ex.sources()
 	if err := ex.route(); err != nil {
 		return nil, err
 	}
+	ex.markSita()
+	ex.features()
 	return x, nil
 }
 
@@ -83,6 +87,12 @@ type explainer struct {
 	blockSize int
 	blocks    []routecore.Block
 	overlapIn routecore.OverlapInput
+
+	// sita is each KV hop's SITA band; userAllowed the request's own
+	// allow-list; mayDiffer what the router may do differently (features.go).
+	sita        map[string]routecore.SitaBand
+	userAllowed []routecore.WorkerID
+	mayDiffer   []Divergence
 }
 
 // config resolves the router configuration and applies the knobs.
@@ -708,6 +718,7 @@ func (e *explainer) route() error {
 	if e.modeKnown && !e.mode.IsKV() {
 		return e.routeByMode(req)
 	}
+	e.applySita(&req)
 	pcfg := e.pcfg
 	di := routecore.DisaggInput{
 		// Large selections may use every core (routecore starts goroutines only

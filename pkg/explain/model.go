@@ -99,8 +99,12 @@ type RouterInfo struct {
 	Config        routecore.KvRouterConfig `json:"config"`
 	PrefillConfig routecore.KvRouterConfig `json:"prefillConfig"`
 	// ConfigSource says where Config came from and which flags changed it.
-	ConfigSource string                   `json:"configSource,omitempty"`
-	Thresholds   routecore.BusyThresholds `json:"thresholds"`
+	ConfigSource string `json:"configSource,omitempty"`
+	// Hops is the effective configuration of each hop (prefill, decode): whose
+	// it is, its mode, indexer and selection policy, and where every
+	// non-default value came from.
+	Hops       []HopConfig              `json:"hops,omitempty"`
+	Thresholds routecore.BusyThresholds `json:"thresholds"`
 	// Policy is the DGD's kvTransferPolicy, after --enforcement.
 	Policy *inspect.TransferPolicy `json:"policy,omitempty"`
 	// Overrides lists the flags that changed the configuration.
@@ -130,6 +134,8 @@ type Stage struct {
 	Constraints routecore.RoutingConstraints `json:"constraints"`
 	// ModeExplanation says how a non-KV router mode picks (empty in kv mode).
 	ModeExplanation string `json:"modeExplanation,omitempty"`
+	// Sita is the SITA size band this leg was confined to (sita_enabled).
+	Sita *routecore.SitaBand `json:"sita,omitempty"`
 	// Error and ErrorKind are set when the leg failed.
 	ErrorKind string `json:"errorKind,omitempty"`
 	Error     string `json:"error,omitempty"`
@@ -222,6 +228,12 @@ type Verdict struct {
 	// prefill pick would have excluded (required) or not preferred (preferred):
 	// the non-KV pickers do not read routing constraints.
 	ConstraintIgnoredProbability float64 `json:"constraintIgnoredProbability,omitempty"`
+	// MayDiffer lists the ways the real router's decision may differ from
+	// this one, and why: configured features whose state is not published
+	// (custom selection policies, approximate-mode predictions, other frontend
+	// replicas' loads, session affinity, a conditional-prefill sidecar, a
+	// worker set's own router mode).
+	MayDiffer []Divergence `json:"mayDiffer,omitempty"`
 }
 
 // Outcome is the risk of a routing decision over every pick the router may

@@ -15,11 +15,6 @@ import (
 // where it came from.
 func (e *explainer) routerMode() string {
 	r := e.dep.Router
-	for _, o := range r.WorkerSetOverrides {
-		if o.Mode != "" {
-			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("component %s publishes router_mode %s in its router_config; the per-hop mode it may set is not modelled, the frontend's mode is used for both hops", o.Component, o.Mode))
-		}
-	}
 	if r.Mode == "" {
 		e.mode, e.modeKnown = routecore.RouterModeKV, false
 		return "unknown (no frontend configuration was read); the KV router is assumed"

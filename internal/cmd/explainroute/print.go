@@ -13,6 +13,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // style decorates text when colour is on; symbols carry the meaning without it.
@@ -107,7 +108,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 
 	opts := printers.TableOptions{Wide: wide, NoHeaders: noHeaders}
 	if x.Prefill != nil {
-		fmt.Fprintf(w, "\n%s %s\n", st.bold("Prefill:"), stageLine(x.Prefill, x.Router.Seed, x.Router.SeedGiven))
+		fmt.Fprintf(w, "\n%s %s\n", st.bold("Prefill:"), stageLine(x.Prefill, x.Router.Seed, x.Router.SeedGiven)+sitaLine(x.Prefill))
 		if err := candidateTable(x.Prefill, domain, st).Render(w, opts); err != nil {
 			return err
 		}
@@ -121,7 +122,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 		fmt.Fprintf(w, "\n%s %s\n", st.bold("Transfer:"), line)
 	}
 	if x.Decode != nil {
-		head := stageLine(x.Decode, x.Router.Seed, x.Router.SeedGiven)
+		head := stageLine(x.Decode, x.Router.Seed, x.Router.SeedGiven) + sitaLine(x.Decode)
 		if c := x.Decode.Constraints; !c.IsEmpty() {
 			head += "; constraints: " + constraintsLine(c.RequiredTaints, c.PreferredTaints)
 		}
@@ -153,6 +154,12 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	if v.Fix != "" {
 		fmt.Fprintf(&b, "  %s    %s\n", st.bold("Fix:"), v.Fix)
 	}
+	if len(v.MayDiffer) > 0 {
+		fmt.Fprintf(&b, "  %s the router may decide otherwise:\n", st.warn("May differ:"))
+		for _, d := range v.MayDiffer {
+			fmt.Fprintf(&b, "    - %s\n", d.Detail)
+		}
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
@@ -183,6 +190,9 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 		}
 		fmt.Fprintf(&b, "  %-14s %s%s\n", s.What, s.Detail, at)
 	}
+	for _, h := range x.Router.Hops {
+		fmt.Fprintf(&b, "  %-14s %s\n", h.Hop+" hop", hopLine(h, wide))
+	}
 	if len(x.Router.Overrides) > 0 {
 		fmt.Fprintf(&b, "  %-14s %s\n", "what-if", strings.Join(x.Router.Overrides, ", "))
 	}
@@ -204,6 +214,47 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// hopLine is one hop's effective configuration: whose it is, its mode,
+// indexer and selection policy, and (with -o wide) every non-default value
+// with its source.
+func hopLine(h explain.HopConfig, wide bool) string {
+	line := fmt.Sprintf("%s; mode %s; indexer %s; selection %s", h.Source, h.Mode, h.Indexer, h.Selection)
+	if h.SelectionSource != "" {
+		line += " (" + h.SelectionSource + ")"
+	}
+	if len(h.Values) == 0 {
+		return line
+	}
+	if !wide {
+		return line + fmt.Sprintf("; %d non-default value(s) (-o wide lists them)", len(h.Values))
+	}
+	vals := make([]string, len(h.Values))
+	for i, v := range h.Values {
+		vals[i] = fmt.Sprintf("%s=%s (%s)", v.Name, v.Value, v.Source)
+	}
+	return line + "; " + strings.Join(vals, ", ")
+}
+
+// sitaLine says which SITA band a leg was confined to.
+func sitaLine(s *explain.Stage) string {
+	b := s.Sita
+	if b == nil {
+		return ""
+	}
+	if !b.Applied {
+		return "; SITA not applied: " + b.Why
+	}
+	name := func(id routecore.WorkerID) string {
+		for _, c := range s.Candidates {
+			if c.InstanceID == id {
+				return c.Worker
+			}
+		}
+		return id.String()
+	}
+	return fmt.Sprintf("; SITA band %d of %d (size %d tokens): %d worker(s), %s..%s", b.Band, b.BandCount, b.Size, len(b.Workers), name(b.First), name(b.Last))
 }
 
 // drawLine is the pick this run drew and its outcome, when the router's pick

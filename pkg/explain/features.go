@@ -1,0 +1,421 @@
+package explain
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+)
+
+// This file resolves the router configuration per hop, with where each value
+// came from, and lists what the router may do differently from the dry run:
+// router features whose state is not published (custom worker-selection
+// policies, the approximate-mode cache, session affinity, other frontend
+// replicas' loads, a conditional-prefill sidecar). Features that can be
+// computed from published state (SITA bands, the conditional_prefill
+// TokenCap policy and the Regression fast path) are computed.
+
+// HopConfig is the effective router configuration of one hop.
+type HopConfig struct {
+	// Hop is prefill or decode (decode also serves aggregated requests).
+	Hop string `json:"hop"`
+	// Source says whose configuration the hop runs: the frontend's, or a worker
+	// set's router_config (which replaces the frontend's for its hop).
+	Source string `json:"source"`
+	// Mode is the hop's router mode and ModeSource where it came from.
+	Mode       string `json:"mode"`
+	ModeSource string `json:"modeSource"`
+	// Indexer is how the hop's router knows cache contents: kv-events (the
+	// workers' KV events), approximate (predicted from its own routing
+	// decisions; use_kv_events=false), none (overlap_score_credit 0: no indexer
+	// at all), or not-used (a non-KV mode).
+	Indexer string `json:"indexer"`
+	// Selection is the hop's worker-selection policy ("default" is Dynamo's
+	// built-in cost model) and SelectionSource where it was chosen.
+	Selection       string `json:"selection"`
+	SelectionSource string `json:"selectionSource,omitempty"`
+	// Values are the settings that differ from Dynamo's defaults, each with
+	// its source.
+	Values []ConfigValue `json:"values,omitempty"`
+}
+
+// ConfigValue is one non-default router setting of a hop.
+type ConfigValue struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// Divergence is a way the real router's decision may differ from the dry run,
+// and why: a configured feature whose state is not published.
+type Divergence struct {
+	// Feature names it (selection-policy, approximate-cache, replicas,
+	// session-affinity, router-mode, conditional-prefill, sita).
+	Feature string `json:"feature"`
+	// Hop is prefill, decode or "" (both).
+	Hop    string `json:"hop,omitempty"`
+	Detail string `json:"detail"`
+}
+
+// hopOverrides returns the worker sets whose router_config replaces the
+// frontend's for the prefill and for the decode hop (as config() applies them).
+func (e *explainer) hopOverrides() (prefill, decode *inspect.RouterOverride) {
+	roles := map[string]inspect.Role{}
+	for _, w := range e.dep.Workers {
+		if _, ok := roles[w.Component]; !ok || w.Role == inspect.RolePrefill {
+			roles[w.Component] = w.Role
+		}
+	}
+	for i := range e.dep.Router.WorkerSetOverrides {
+		o := &e.dep.Router.WorkerSetOverrides[i]
+		switch roles[o.Component] {
+		case inspect.RolePrefill:
+			prefill = o
+		case inspect.RoleDecode, inspect.RoleAggregated:
+			decode = o
+		}
+	}
+	return prefill, decode
+}
+
+// cardRouterConfig returns the raw router_config a component's workers publish.
+func (e *explainer) cardRouterConfig(component string) json.RawMessage {
+	for _, w := range e.dep.Workers {
+		if w.Component != component {
+			continue
+		}
+		for _, in := range w.Instances {
+			if len(in.RouterConfig) > 0 {
+				return in.RouterConfig
+			}
+		}
+	}
+	return nil
+}
+
+// frontendLookup is the first frontend pod's command line and DYN_* env.
+func (e *explainer) frontendLookup() ([]string, func(string) (string, bool)) {
+	for _, f := range e.dep.Frontends {
+		env := f.Env
+		return f.Argv, func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	}
+	return nil, nil
+}
+
+// hopConfigs fills Router.Hops: per hop, whose configuration it runs, its
+// mode, indexer and selection policy, and every non-default value with its
+// source.
+func (e *explainer) hopConfigs() {
+	po, do := e.hopOverrides()
+	argv, lookup := e.frontendLookup()
+	envOnly, envErr := routecore.ParseFrontendSettings(nil, lookup)
+	policies := routecore.ParseFrontendPolicies(argv, lookup)
+	whatIf := map[string]bool{}
+	for _, c := range e.x.Router.Overrides {
+		name, _, _ := strings.Cut(c, "=")
+		whatIf[name] = true
+	}
+	frontendSrc := cmp.Or(e.dep.Router.ConfigSource, "Dynamo's defaults")
+	for _, h := range []struct {
+		hop string
+		cfg routecore.KvRouterConfig
+		o   *inspect.RouterOverride
+	}{{routecore.StagePrefill, e.pcfg, po}, {routecore.StageDecode, e.cfg, do}} {
+		if h.hop == routecore.StagePrefill && len(e.prefill) == 0 && po == nil {
+			continue
+		}
+		hc := HopConfig{Hop: h.hop, Source: "frontend: " + frontendSrc, Mode: string(e.mode), ModeSource: e.x.Router.ModeSource}
+		if h.o != nil {
+			hc.Source = "router_config of worker set " + h.o.Component + " (replaces the frontend's for this hop)"
+			if h.o.Mode != "" {
+				hc.Mode, hc.ModeSource = h.o.Mode, "router_config of worker set "+h.o.Component
+			}
+		}
+		stage := routecore.PolicyStageDecode
+		if h.hop == routecore.StagePrefill {
+			stage = routecore.PolicyStagePrefill
+		} else if len(e.prefill) == 0 {
+			stage = routecore.PolicyStageAggregated
+		}
+		sp := policies.Stage(stage)
+		hc.Selection, hc.SelectionSource = cmp.Or(sp.Policy, "(from the policy YAML)"), sp.Source
+		switch {
+		case !routecore.RouterMode(hc.Mode).IsKV() && hc.Mode != "":
+			hc.Indexer = "not-used"
+		case h.cfg.OverlapScoreCredit == 0:
+			hc.Indexer = "none"
+		case !h.cfg.UseKvEvents:
+			hc.Indexer = "approximate"
+		default:
+			hc.Indexer = "kv-events"
+		}
+		def, cur := configMap(routecore.DefaultKvRouterConfig()), configMap(h.cfg)
+		var envMap map[string]string
+		if envErr == nil && lookup != nil {
+			envMap = configMap(envOnly.Config)
+		}
+		for _, k := range slices.Sorted(maps.Keys(cur)) {
+			if cur[k] == def[k] {
+				continue
+			}
+			v := ConfigValue{Name: k, Value: cur[k]}
+			switch {
+			case whatIf[k]:
+				v.Source = "what-if flag"
+			case h.o != nil:
+				v.Source = "router_config of worker set " + h.o.Component
+			case h.hop == routecore.StagePrefill && (k == "router_track_active_blocks" || k == "router_track_output_blocks"):
+				v.Source = "prefill router (active-block tracking is off on the prefill hop)"
+			case envMap != nil && envMap[k] == cur[k]:
+				v.Source = "frontend env"
+			case lookup != nil || argv != nil:
+				v.Source = "frontend args"
+			default:
+				v.Source = "frontend: " + frontendSrc
+			}
+			hc.Values = append(hc.Values, v)
+		}
+		e.x.Router.Hops = append(e.x.Router.Hops, hc)
+	}
+}
+
+// configMap renders a KvRouterConfig's fields as JSON text by name.
+func configMap(c routecore.KvRouterConfig) map[string]string {
+	b, _ := json.Marshal(c)
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(b, &raw)
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		out[k] = string(v)
+	}
+	return out
+}
+
+// scoringHop is the hop whose router scores cache overlap: prefill when
+// prefill workers are routable (the decode router runs with credit 0), else
+// decode.
+func (e *explainer) scoringHop() (string, routecore.KvRouterConfig) {
+	if len(e.prefill) > 0 {
+		return routecore.StagePrefill, e.pcfg
+	}
+	return routecore.StageDecode, e.cfg
+}
+
+// approximate models approximate mode and the no-indexer case for the hop that
+// scores overlap: in approximate mode (use_kv_events=false) the router predicts
+// cache contents from its own routing decisions, which are not published, so
+// the KV events read are not what it uses; overlap credit 0 means it builds no
+// indexer at all. Either way no overlap is credited.
+func (e *explainer) approximate() {
+	if e.modeKnown && !e.mode.IsKV() {
+		return
+	}
+	hop, cfg := e.scoringHop()
+	switch {
+	case cfg.OverlapScoreCredit == 0:
+		e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("the %s router's overlap_score_credit is 0: it builds no KV indexer (should_subscribe_to_kv_events is false), so cached blocks play no part in its choice", hop))
+	case !cfg.UseKvEvents:
+		had := len(e.overlapIn.DeviceBlocks) > 0 || len(e.overlapIn.EffectiveBlocks) > 0
+		e.overlapIn = routecore.OverlapInput{}
+		d := fmt.Sprintf("the %s router runs in approximate mode (use_kv_events=false): it predicts cache contents from its own routing decisions (entries expire after router_ttl_secs=%v), which are not published; no overlap is credited here", hop, cfg.RouterTTLSecs)
+		if had {
+			d += ", and the KV events read are not used because the router does not use them"
+		}
+		e.divergence("approximate-cache", hop, d+"; a worker that served this prefix recently may be preferred")
+	}
+}
+
+func (e *explainer) divergence(feature, hop, detail string) {
+	e.mayDiffer = append(e.mayDiffer, Divergence{Feature: feature, Hop: hop, Detail: detail})
+}
+
+// applySita computes the SITA band of each KV hop whose configuration enables
+// it and restricts the request to it (the other pool's workers stay allowed:
+// worker ids are per pool).
+func (e *explainer) applySita(req *routecore.Request) {
+	e.userAllowed = req.AllowedWorkers
+	for _, h := range []struct {
+		hop  string
+		cfg  routecore.KvRouterConfig
+		pool []routecore.Worker
+	}{{routecore.StagePrefill, e.pcfg, e.prefill}, {routecore.StageDecode, e.cfg, e.decode}} {
+		if !h.cfg.SitaEnabled || len(h.pool) == 0 {
+			continue
+		}
+		in := routecore.SitaInputFor(h.pool, *req, e.thresholds)
+		b := routecore.ComputeSitaBand(h.cfg, in)
+		if e.sita == nil {
+			e.sita = map[string]routecore.SitaBand{}
+		}
+		e.sita[h.hop] = b
+		if !b.Applied {
+			continue
+		}
+		var allowed []routecore.WorkerID
+		if req.AllowedWorkers == nil {
+			for _, p := range [][]routecore.Worker{e.prefill, e.decode} {
+				for _, w := range p {
+					allowed = append(allowed, w.ID)
+				}
+			}
+		} else {
+			allowed = slices.Clone(req.AllowedWorkers)
+		}
+		req.AllowedWorkers = slices.DeleteFunc(allowed, func(id routecore.WorkerID) bool {
+			return slices.ContainsFunc(h.pool, func(w routecore.Worker) bool { return w.ID == id }) && !b.Allows(id)
+		})
+		if h.cfg.SitaOSLWeight > 0 {
+			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("the %s router's SITA size counts sita_osl_weight × the request's expected output tokens; the request carries no output estimate here, so its size is its prefill alone", h.hop))
+		}
+	}
+}
+
+// markSita attaches each hop's SITA band to its stage and relabels the
+// candidates the band left out.
+func (e *explainer) markSita() {
+	for hop, b := range e.sita {
+		s := e.x.Decode
+		if hop == routecore.StagePrefill {
+			s = e.x.Prefill
+		}
+		if s == nil {
+			continue
+		}
+		band := b
+		s.Sita = &band
+		if !b.Applied {
+			continue
+		}
+		for i := range s.Candidates {
+			c := &s.Candidates[i]
+			if c.ReasonCode != routecore.ReasonWorkerNotAllowed || b.Allows(c.InstanceID) ||
+				(e.userAllowed != nil && !slices.Contains(e.userAllowed, c.InstanceID)) {
+				continue
+			}
+			c.ReasonCode = ReasonSitaBand
+			c.Reason = fmt.Sprintf("outside SITA band %d (size %d tokens; the band is workers %s..%s)", b.Band, b.Size, e.label(routecore.WorkerWithDpRank{WorkerID: b.First}, false), e.label(routecore.WorkerWithDpRank{WorkerID: b.Last}, false))
+		}
+	}
+}
+
+// ReasonSitaBand marks a candidate SITA's size band left out: it is not an
+// eligibility failure (upstream skips it when scoring), so it never makes a
+// request fail on its own.
+const ReasonSitaBand routecore.ReasonCode = "OutsideSitaBand"
+
+// features lists what the router may do differently (Verdict.MayDiffer) once
+// the route is known.
+func (e *explainer) features() {
+	defer func() { e.x.Verdict.MayDiffer = e.mayDiffer }()
+	kv := !e.modeKnown || e.mode.IsKV()
+	for _, h := range e.x.Router.Hops {
+		if h.Selection != routecore.BuiltinSelectionPolicy && kv {
+			name := "a custom policy"
+			if h.Selection != "" && !strings.HasPrefix(h.Selection, "(") {
+				name = "the custom policy " + h.Selection
+			}
+			e.divergence("selection-policy", h.Hop, fmt.Sprintf("the %s hop runs %s (%s), a worker-selection policy linked into a custom Dynamo image whose code is not visible; the built-in cost model is shown. Its filters can also reject every candidate (AllEligibleWorkersFiltered, HTTP 503)", h.Hop, name, h.SelectionSource))
+		}
+		if h.Mode != string(e.mode) && h.Mode != "" {
+			e.divergence("router-mode", h.Hop, fmt.Sprintf("the %s hop's router mode is %s (%s), not the frontend's %s; since Dynamo #13192/#13197 a worker set's router_config replaces the frontend's for its hop, and the dry run routes both hops in %s", h.Hop, h.Mode, h.ModeSource, e.mode, e.mode))
+		}
+	}
+	po, do := e.hopOverrides()
+	for _, o := range []*inspect.RouterOverride{po, do} {
+		if o == nil {
+			continue
+		}
+		raw := e.cardRouterConfig(o.Component)
+		doc, err := routecore.DecodeRouterConfigJSON(raw)
+		if err != nil {
+			continue
+		}
+		for _, f := range doc.Ignored {
+			switch strings.TrimPrefix(f, "kv_router_config.") {
+			case "router_policy_config", "router_prefill_policy", "router_decode_policy":
+				if kv {
+					e.divergence("selection-policy", "", fmt.Sprintf("worker set %s's router_config sets %s: a custom worker-selection policy whose code is not visible may pick instead of the built-in cost model", o.Component, f))
+				}
+			case "enable_session_prefix_index":
+				e.divergence("session-affinity", "", fmt.Sprintf("worker set %s's router_config sets %s: requests of one session may be steered to the worker holding the session's prefix, by state the router keeps in memory", o.Component, f))
+			case "router_approximate_cache_policy":
+				e.divergence("approximate-cache", "", fmt.Sprintf("worker set %s's router_config sets %s: the approximate cache's eviction is not modelled", o.Component, f))
+			}
+		}
+		e.conditionalPrefill(o.Component, raw)
+	}
+	if kv {
+		ready := 0
+		for _, f := range e.dep.Frontends {
+			if f.Ready {
+				ready++
+			}
+		}
+		if ready > 1 && !e.cfg.RouterReplicaSync {
+			e.divergence("replicas", "", fmt.Sprintf("%d frontend replicas run without router replica sync (DYN_ROUTER_REPLICA_SYNC / --router-replica-sync): each router counts only the requests it routed itself, so a replica's view of the loads differs from the loads shown, which are at best one replica's", ready))
+		}
+	}
+	if e.cfg.RouterPredictedTTLSecs != nil && kv {
+		e.divergence("approximate-cache", "", fmt.Sprintf("router_predicted_ttl_secs=%v: the router also predicts cache contents from its own decisions (a side index, entries kept that long) and credits the larger of the two overlaps; those predictions are not published", *e.cfg.RouterPredictedTTLSecs))
+	}
+}
+
+// conditionalPrefill computes a worker set's conditional_prefill policy when
+// its router_config carries one: TokenCap from the request and the cache-hot
+// decode worker, Regression's fast path from the loads; what depends on the
+// cost-evaluation sidecar is reported as not computable.
+func (e *explainer) conditionalPrefill(component string, raw json.RawMessage) {
+	c, err := routecore.DecodeConditionalPrefillJSON(raw)
+	if err != nil {
+		e.divergence("conditional-prefill", "", fmt.Sprintf("worker set %s's conditional_prefill configuration could not be read (%v)", component, err))
+		return
+	}
+	if !c.Present || !c.Enabled || len(e.prefill) == 0 {
+		return
+	}
+	in := routecore.ConditionalPrefillInput{PromptTokens: uint64(len(e.in.Request.Tokens)), BlockSize: uint64(e.blockSize)}
+	var hot *routecore.Worker
+	for i := range e.decode {
+		w := &e.decode[i]
+		ov := e.overlapIn.DeviceBlocks[routecore.WorkerWithDpRank{WorkerID: w.ID, DpRank: w.Runtime.DataParallelStartRank}]
+		if hot == nil || ov > in.DecodeOverlapBlocks {
+			hot, in.DecodeOverlapBlocks = w, ov
+		}
+	}
+	state := func(w *routecore.Worker) routecore.CondPrefillWorker {
+		if w == nil {
+			return routecore.CondPrefillWorker{}
+		}
+		l := w.Loads[w.Runtime.DataParallelStartRank]
+		load, queued := l.ActiveDecodeBlocks, (l.ActivePrefillTokens+in.BlockSize-1)/max(in.BlockSize, 1)
+		return routecore.CondPrefillWorker{LoadBlocks: &load, MaxBlocks: w.Runtime.TotalKvBlocks, QueuedBlocks: &queued}
+	}
+	in.Decode = state(hot)
+	if e.x.Prefill != nil {
+		for _, cand := range e.x.Prefill.Candidates {
+			if !cand.Selected {
+				continue
+			}
+			for i := range e.prefill {
+				if e.prefill[i].ID == cand.InstanceID {
+					in.Prefill = state(&e.prefill[i])
+				}
+			}
+			break
+		}
+	}
+	d := routecore.DecideConditionalPrefill(c, in)
+	switch {
+	case !d.Known:
+		e.divergence("conditional-prefill", "", fmt.Sprintf("worker set %s enables conditional prefill: %s; the request may be served aggregated on the cache-hot decode worker instead", component, d.Explanation))
+	case d.Bypass && e.x.Mode == routecore.DisaggModeDisaggregated:
+		e.divergence("conditional-prefill", "", fmt.Sprintf("worker set %s enables conditional prefill and it bypasses remote prefill for this request (%s): the cache-hot decode worker prefills locally, not the disaggregated flow shown", component, d.Explanation))
+	default:
+		e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("worker set %s's conditional prefill keeps remote prefill for this request (%s)", component, d.Explanation))
+	}
+}
