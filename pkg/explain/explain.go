@@ -791,7 +791,7 @@ func (e *explainer) stage(d *routecore.Decision, c routecore.RoutingConstraints)
 			cand.OverlapBlocks = float64(ov)
 		}
 		if ce.Reason != nil {
-			cand.Reason, cand.ReasonCode = e.names(ce.Reason.Text), ce.Reason.Code
+			cand.Reason, cand.ReasonCode = e.names(ce.Reason.Full()), ce.Reason.Code
 		}
 		s.Candidates[i] = cand
 	}

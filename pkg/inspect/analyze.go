@@ -223,7 +223,7 @@ func anBuildReplicas(workers []Worker, withPolicy bool) []*anReplica {
 			if rc.TotalKvBlocks == nil {
 				continue
 			}
-			ranks := uint64(max(rc.DataParallelSize, 1))
+			ranks := uint64(rc.DpSize())
 			r.kvTokens = anSatAdd(r.kvTokens, anSatMul(anSatMul(*rc.TotalKvBlocks, uint64(max(in.BlockSize, 0))), ranks))
 			if *rc.TotalKvBlocks == 0 {
 				continue

@@ -558,6 +558,30 @@ type bldFastRuntime struct {
 	DisaggregatedEndpoint json.RawMessage `json:"disaggregated_endpoint"`
 }
 
+// UnmarshalJSON decodes the runtime config and the two fields routecore does
+// not keep in one pass (the embedded RuntimeConfig's own UnmarshalJSON would
+// otherwise be promoted and skip them), recording as it does whether
+// data_parallel_size was present.
+func (r *bldFastRuntime) UnmarshalJSON(data []byte) error {
+	type plainRC routecore.RuntimeConfig
+	var v struct {
+		plainRC
+		DataParallelSize      *uint32         `json:"data_parallel_size"`
+		StableRoutingID       string          `json:"stable_routing_id"`
+		DisaggregatedEndpoint json.RawMessage `json:"disaggregated_endpoint"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	r.RuntimeConfig = routecore.RuntimeConfig(v.plainRC)
+	r.DataParallelSize, r.DataParallelSizeSet = 0, v.DataParallelSize != nil
+	if v.DataParallelSize != nil {
+		r.DataParallelSize = *v.DataParallelSize
+	}
+	r.StableRoutingID, r.DisaggregatedEndpoint = v.StableRoutingID, v.DisaggregatedEndpoint
+	return nil
+}
+
 func bldFastDWM(data []byte, source string) (out []*bldInstance, ok bool) {
 	var maps map[string]map[string]*bldFastEntry
 	if json.Unmarshal(data, &maps) != nil {

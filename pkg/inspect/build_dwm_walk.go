@@ -284,7 +284,7 @@ func (c *bldWalkedCard) walkRuntime(m map[string]any) bool {
 			r.DataParallelStartRank = uint32(n)
 		case "data_parallel_size":
 			var n uint64
-			n, _, ok = bldWalkUint(v, 32)
+			n, r.DataParallelSizeSet, ok = bldWalkUint(v, 32)
 			r.DataParallelSize = uint32(n)
 		case "enable_eagle":
 			switch b := v.(type) {

@@ -134,7 +134,7 @@ func TestBuildLabelKeyV1beta1(t *testing.T) {
 			Instances: []Instance{{
 				ID: 7931044990446460, Endpoint: "inference-llama-disagg/decode/generate", Model: "example/model",
 				WorkerType: "decode", BlockSize: 16,
-				Runtime: routecore.RuntimeConfig{TotalKvBlocks: u64p(50000), DataParallelSize: 1, TopologyDomains: map[string]string{},
+				Runtime: routecore.RuntimeConfig{TotalKvBlocks: u64p(50000), DataParallelSize: 1, DataParallelSizeSet: true, TopologyDomains: map[string]string{},
 					KvTransferDomain: "zone", KvTransferEnforcement: "preferred", KvTransferPreferredWeight: f64p(0.8)},
 				RouterConfig: []byte(`{"kv_router_config":{"router_temperature":0.5},"router_mode":"kv"}`),
 				Source:       "dwm/llama-disagg-0-decode-y8m3q",
@@ -154,7 +154,7 @@ func TestBuildLabelKeyV1beta1(t *testing.T) {
 				ID: 6245565840783911, Endpoint: "inference-llama-disagg/prefill/generate", Model: "example/model",
 				WorkerType: "prefill", BlockSize: 16,
 				Runtime: routecore.RuntimeConfig{TotalKvBlocks: u64p(92962), MaxNumSeqs: u64p(256), MaxNumBatchedTokens: u64p(16384),
-					DataParallelSize: 2, Taints: []string{"dynamo.topology/zone=us-east-1a"}, TopologyDomains: map[string]string{"zone": "us-east-1a"},
+					DataParallelSize: 2, DataParallelSizeSet: true, Taints: []string{"dynamo.topology/zone=us-east-1a"}, TopologyDomains: map[string]string{"zone": "us-east-1a"},
 					KvTransferDomain: "zone", KvTransferEnforcement: "preferred", KvTransferPreferredWeight: f64p(0.8)},
 				Source: "dwm/llama-disagg-0-prefill-p4n8w",
 				// 512.4 tokens round to 512.
@@ -411,7 +411,7 @@ func TestBuildDWMPayloads(t *testing.T) {
 			Instances: []Instance{{
 				ID: 6245565840783911, Endpoint: "dynamo-qwen3/prefill/generate", Model: "Qwen/Qwen3-32B", WorkerType: "prefill", BlockSize: 16,
 				Runtime: routecore.RuntimeConfig{TotalKvBlocks: u64p(92962), MaxNumSeqs: u64p(256), MaxNumBatchedTokens: u64p(16384),
-					DataParallelSize: 1, Taints: []string{"dynamo.topology/zone=us-east-1a"}, TopologyDomains: map[string]string{"zone": "us-east-1a"},
+					DataParallelSize: 1, DataParallelSizeSet: true, Taints: []string{"dynamo.topology/zone=us-east-1a"}, TopologyDomains: map[string]string{"zone": "us-east-1a"},
 					KvTransferDomain: "zone", KvTransferEnforcement: "preferred", KvTransferPreferredWeight: f64p(0.85)},
 				Source: "dwm/qwen3-disagg-0-vllmprefillworker-7xk2p",
 			}},

@@ -660,6 +660,7 @@ func (m anValidationMemo) messages(rc *routecore.RuntimeConfig) []string {
 	b.WriteString(strconv.FormatUint(uint64(rc.DataParallelStartRank), 10))
 	b.WriteByte(0)
 	b.WriteString(strconv.FormatUint(uint64(rc.DataParallelSize), 10))
+	b.WriteString(strconv.FormatBool(rc.DataParallelSizeSet))
 	key := b.String()
 	if msgs, ok := m[key]; ok {
 		return msgs

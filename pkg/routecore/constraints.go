@@ -102,10 +102,16 @@ type RuntimeConfig struct {
 	MaxNumBatchedTokens *uint64 `json:"max_num_batched_tokens,omitempty"`
 	// DataParallelStartRank and DataParallelSize give the ranks [start, start+size).
 	DataParallelStartRank uint32 `json:"data_parallel_start_rank"`
-	// DataParallelSize defaults to 1 when zero.
-	DataParallelSize uint32   `json:"data_parallel_size"`
-	EnableEagle      bool     `json:"enable_eagle"`
-	Taints           []string `json:"taints,omitempty"`
+	// DataParallelSize is the number of ranks. Dynamo's serde default makes an
+	// omitted field 1, but a published 0 stays 0: the worker has no rank
+	// (start..start+0 is empty) and its config fails validation ("data_parallel_size
+	// must be at least 1"). Here 0 means omitted (1) unless DataParallelSizeSet.
+	DataParallelSize uint32 `json:"data_parallel_size"`
+	// DataParallelSizeSet records that data_parallel_size was published (JSON
+	// decoding sets it), so that an explicit 0 is told from an omitted field.
+	DataParallelSizeSet bool     `json:"-"`
+	EnableEagle         bool     `json:"enable_eagle"`
+	Taints              []string `json:"taints,omitempty"`
 	// TopologyDomains maps a domain (zone, rack, …) to this worker's value.
 	TopologyDomains           map[string]string     `json:"topology_domains,omitempty"`
 	KvTransferDomain          string                `json:"kv_transfer_domain,omitempty"`
@@ -113,13 +119,39 @@ type RuntimeConfig struct {
 	KvTransferPreferredWeight *float64              `json:"kv_transfer_preferred_weight,omitempty"`
 }
 
-// DpRange returns the worker's data-parallel ranks as [start, end).
-func (r RuntimeConfig) DpRange() (start, end uint32) {
-	size := r.DataParallelSize
-	if size == 0 {
-		size = 1
+// DpSize is the worker's number of data-parallel ranks as Dynamo reads it: 1
+// when data_parallel_size was omitted (serde's default_data_parallel_size), else
+// the published value, 0 included.
+func (r RuntimeConfig) DpSize() uint32 {
+	if r.DataParallelSize == 0 && !r.DataParallelSizeSet {
+		return 1
 	}
-	return r.DataParallelStartRank, r.DataParallelStartRank + size
+	return r.DataParallelSize
+}
+
+// DpRange returns the worker's data-parallel ranks as [start, end); empty for a
+// published data_parallel_size 0.
+func (r RuntimeConfig) DpRange() (start, end uint32) {
+	return r.DataParallelStartRank, r.DataParallelStartRank + r.DpSize()
+}
+
+// UnmarshalJSON decodes a runtime config and records whether
+// data_parallel_size was present (DataParallelSizeSet); null counts as absent.
+func (r *RuntimeConfig) UnmarshalJSON(data []byte) error {
+	type plain RuntimeConfig
+	var v struct {
+		plain
+		DataParallelSize *uint32 `json:"data_parallel_size"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*r = RuntimeConfig(v.plain)
+	r.DataParallelSize, r.DataParallelSizeSet = 0, v.DataParallelSize != nil
+	if v.DataParallelSize != nil {
+		r.DataParallelSize = *v.DataParallelSize
+	}
+	return nil
 }
 
 // EffectiveTaints returns the worker's taints as the router sees them: the published

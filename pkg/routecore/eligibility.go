@@ -113,13 +113,10 @@ func eligSaturatingU64(f float64) uint64 {
 // eligDpRange returns the worker's ranks as [start, end) in 64-bit arithmetic; ok is
 // false when start+size does not fit a u32 rank.
 func eligDpRange(r RuntimeConfig) (start, end uint64, ok bool) {
-	size := uint64(r.DataParallelSize)
-	if size == 0 {
-		size = 1
-	}
+	size := uint64(r.DpSize()) // a published 0 has no rank, as start..start+0 upstream
 	start = uint64(r.DataParallelStartRank)
 	end = start + size
-	return start, end, end-1 <= math.MaxUint32
+	return start, end, end <= math.MaxUint32+1
 }
 
 // Eligibility holds the per-request filters of Dynamo's RoutingEligibility
@@ -158,7 +155,7 @@ func (e Eligibility) ValidateWorkerRank(workers []Worker, c WorkerWithDpRank) er
 			reason = eligNotAllowed(c.WorkerID)
 		} else {
 			reason = &Ineligibility{Code: ReasonWorkerUnavailable,
-				Text: fmt.Sprintf("worker %s is unavailable (not among the known workers)", c.WorkerID)}
+				Text: fmt.Sprintf("worker %s is unavailable", c.WorkerID), Detail: "not among the known workers"}
 		}
 	} else {
 		var taints []string
@@ -208,13 +205,13 @@ func eligCheckCandidate(w *Worker, rank uint32, allowed bool, taints, required [
 
 func eligFenced(id WorkerID) *Ineligibility {
 	return &Ineligibility{Code: ReasonWorkerFenced,
-		Text: fmt.Sprintf("worker %s is fenced (dead/deregistered)", id)}
+		Text: fmt.Sprintf("worker %s is not routable", id), Detail: "fenced: dead or deregistered"}
 }
 
 func eligUnsatisfied(id WorkerID, missing []string) *Ineligibility {
 	return &Ineligibility{Code: ReasonRoutingConstraintsUnsatisfied,
-		Text: fmt.Sprintf("worker %s does not satisfy routing constraints (missing required taints %s)",
-			id, strings.Join(missing, ", ")),
+		Text:          fmt.Sprintf("worker %s does not satisfy routing constraints", id),
+		Detail:        "missing required taints " + strings.Join(missing, ", "),
 		MissingTaints: missing,
 	}
 }
@@ -222,7 +219,8 @@ func eligUnsatisfied(id WorkerID, missing []string) *Ineligibility {
 // eligOverloaded takes ownership of rep.
 func eligOverloaded(id WorkerID, rep *OverloadReport) *Ineligibility {
 	return &Ineligibility{Code: ReasonWorkerOverloaded,
-		Text:     fmt.Sprintf("worker %s is overloaded (%s)", id, eligDescribeTrips(*rep)),
+		Text:     fmt.Sprintf("worker %s is overloaded", id),
+		Detail:   eligDescribeTrips(*rep),
 		Overload: rep,
 	}
 }

@@ -72,7 +72,7 @@ func ExampleSelect_overloaded() {
 	workers := []routecore.Worker{{ID: 1, Loads: busy}, {ID: 2, Loads: busy}}
 	d, err := routecore.Select(routecore.DefaultKvRouterConfig(), th, workers, routecore.Request{ISL: 16, BlockSize: 16}, nil)
 	fmt.Println(errors.Is(err, routecore.ErrAllEligibleWorkersOverloaded), d.ErrorKind)
-	fmt.Println(d.Candidates[0].Reason.Text)
+	fmt.Println(d.Candidates[0].Reason.Full())
 	// Output:
 	// true AllEligibleWorkersOverloaded
 	// worker 1 is overloaded (rank 0: active_prefill_tokens 4096 > active_prefill_tokens_threshold limit 1000)

@@ -161,8 +161,12 @@ const (
 // Ineligibility explains why a candidate was excluded.
 type Ineligibility struct {
 	Code ReasonCode `json:"code"`
-	// Text is a lower-case sentence for humans.
+	// Text is Dynamo's own message for the reason (WorkerEligibilityError in
+	// lib/kv-router/src/scheduling/filter.rs), word for word.
 	Text string `json:"text"`
+	// Detail is what the port adds to it (which taints are missing, which
+	// thresholds tripped); "" when nothing. Full joins both.
+	Detail string `json:"detail,omitempty"`
 	// MissingTaints lists required taints the worker lacks (RoutingConstraintsUnsatisfied).
 	MissingTaints []string `json:"eligMissingTaints,omitempty"`
 	// DpStart and DpEnd give the valid ranks [start, end) (DpRankUnavailable).
@@ -170,6 +174,15 @@ type Ineligibility struct {
 	DpEnd   uint32 `json:"dpEnd,omitempty"`
 	// Overload says which thresholds tripped on which ranks (WorkerOverloaded).
 	Overload *OverloadReport `json:"overload,omitempty"`
+}
+
+// Full is Text followed by Detail in parentheses: the reason as explain-route
+// shows it.
+func (r Ineligibility) Full() string {
+	if r.Detail == "" {
+		return r.Text
+	}
+	return r.Text + " (" + r.Detail + ")"
 }
 
 // Threshold names one busy threshold in an OverloadTrip.
@@ -1051,7 +1064,7 @@ func (s *selState) applyPinned() error {
 			if r.Code == ReasonWorkerOverloaded {
 				return &PinnedWorkerError{Kind: ErrPinnedWorkerOverloaded, WorkerID: p.WorkerID}
 			}
-			return fmt.Errorf("%w: pinned worker %s: %s", ErrNoEndpoints, p.WorkerID, r.Text)
+			return fmt.Errorf("%w: pinned worker %s: %s", ErrNoEndpoints, p.WorkerID, r.Full())
 		}
 		s.pinnedIdx = idx
 		return nil

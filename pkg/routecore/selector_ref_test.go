@@ -263,7 +263,7 @@ func (s *refSelState) applyPinned() error {
 			if r.Code == ReasonWorkerOverloaded {
 				return &PinnedWorkerError{Kind: ErrPinnedWorkerOverloaded, WorkerID: p.WorkerID}
 			}
-			return fmt.Errorf("%w: pinned worker %s: %s", ErrNoEndpoints, p.WorkerID, r.Text)
+			return fmt.Errorf("%w: pinned worker %s: %s", ErrNoEndpoints, p.WorkerID, r.Full())
 		}
 		s.pinnedIdx = idx
 		return nil
@@ -763,7 +763,7 @@ func refEligCheckCandidate(w *Worker, rank uint32, allowed bool, taints, require
 	}
 	if w.Fenced {
 		return &Ineligibility{Code: ReasonWorkerFenced,
-			Text: fmt.Sprintf("worker %s is fenced (dead/deregistered)", w.ID)}
+			Text: fmt.Sprintf("worker %s is not routable", w.ID), Detail: "fenced: dead or deregistered"}
 	}
 	start, end, _ := refEligDpRange(w.Runtime)
 	if uint64(rank) < start || uint64(rank) >= end {
@@ -774,15 +774,16 @@ func refEligCheckCandidate(w *Worker, rank uint32, allowed bool, taints, require
 	}
 	if missing := refEligMissingTaints(taints, required); len(missing) > 0 {
 		return &Ineligibility{Code: ReasonRoutingConstraintsUnsatisfied,
-			Text: fmt.Sprintf("worker %s does not satisfy routing constraints (missing required taints %s)",
-				w.ID, strings.Join(missing, ", ")),
+			Text:          fmt.Sprintf("worker %s does not satisfy routing constraints", w.ID),
+			Detail:        "missing required taints " + strings.Join(missing, ", "),
 			MissingTaints: missing,
 		}
 	}
 	if overload.Overloaded {
 		rep := *overload
 		return &Ineligibility{Code: ReasonWorkerOverloaded,
-			Text:     fmt.Sprintf("worker %s is overloaded (%s)", w.ID, refEligDescribeTrips(rep)),
+			Text:     fmt.Sprintf("worker %s is overloaded", w.ID),
+			Detail:   refEligDescribeTrips(rep),
 			Overload: &rep,
 		}
 	}

@@ -90,10 +90,10 @@ func topoValidateTaintComponent(component, code, field, what string) *TopologyVa
 // such a worker; callers that want to flag that should use
 // DeriveTransferConstraints or check KvTransferEnforcement themselves.
 //
-// DataParallelSize 0 is read as "absent" (default 1) by RuntimeConfig, so the
-// Rust rule "data_parallel_size must be at least 1" cannot be told apart from an
-// omitted field and is not reported; the rank-range overflow and the
-// MaxDataParallelRanksPerWorker bound are.
+// A published data_parallel_size 0 (DataParallelSizeSet) fails with Dynamo's
+// "data_parallel_size must be at least 1" (validate_model_runtime_config, code
+// invalid_data_parallel_size); an omitted one is 1. The rank-range overflow and
+// the MaxDataParallelRanksPerWorker bound are reported too.
 func ValidateTopology(rc RuntimeConfig) error {
 	var fieldErrs []error
 	// validate_topology_domains stops at the first bad entry (key before value);
@@ -133,13 +133,16 @@ func ValidateTopology(rc RuntimeConfig) error {
 		return errors.Join(fieldErrs...)
 	}
 
+	if rc.DataParallelSizeSet && rc.DataParallelSize == 0 {
+		return topoErr("invalid_data_parallel_size", "data_parallel_size", "data_parallel_size must be at least 1")
+	}
 	if size := rc.DataParallelSize; size > MaxDataParallelRanksPerWorker {
 		return topoErr("invalid_data_parallel_rank_range", "data_parallel_size",
 			"data_parallel_size %d exceeds the supported maximum %d", size, MaxDataParallelRanksPerWorker)
 	}
-	if start, _ := rc.DpRange(); uint64(start)+uint64(max(rc.DataParallelSize, 1)) > math.MaxUint32 {
+	if start := rc.DataParallelStartRank; uint64(start)+uint64(rc.DpSize()) > math.MaxUint32 {
 		return topoErr("invalid_data_parallel_rank_range", "data_parallel_start_rank",
-			"data-parallel rank range [%d, %d+%d) overflows u32", start, start, max(rc.DataParallelSize, 1))
+			"data-parallel rank range [%d, %d+%d) overflows u32", start, start, rc.DpSize())
 	}
 	if rc.KvTransferDomain != "" {
 		if _, ok := rc.TopologyDomains[rc.KvTransferDomain]; !ok {
@@ -239,11 +242,16 @@ type TransferError struct {
 	Rule   TransferRule
 	Worker WorkerID
 	Domain string
+	// Remedy says what to change; it is not part of Error.
+	Remedy string
 	msg    string
 	kind   error
 }
 
-// Error returns the Dynamo message followed by a remedy.
+// Error returns Dynamo's message word for word (ModelManager::
+// get_kv_transfer_routing_constraints in lib/llm/src/discovery/model_manager.rs),
+// without the " for endpoint …" the missing-worker message names there: the
+// dry run does not know the endpoint id. Remedy holds the fix.
 func (e *TransferError) Error() string { return e.msg }
 
 // Unwrap returns the sentinel for the failing rule.
@@ -340,7 +348,8 @@ func DeriveTransferConstraints(configs map[WorkerID]RuntimeConfig, selected Work
 			d.Explanation = fmt.Sprintf("prefill worker %s has no runtime config while workers %s use required enforcement; the router fails the request closed", selected, topoJoinIDs(required))
 			return d, &TransferError{
 				Rule: d.Rule, Worker: selected, kind: ErrSelectedPrefillMissing,
-				msg: fmt.Sprintf("selected prefill worker %s missing from runtime configs; cannot derive kv transfer topology constraints for required policy (workers %s advertise it): wait for the worker to publish its runtime config or remove it from the prefill pool", selected, topoJoinIDs(required)),
+				msg:    fmt.Sprintf("selected prefill worker %s missing from runtime configs; cannot derive KV transfer topology constraints for required policy", selected),
+				Remedy: fmt.Sprintf("workers %s advertise required enforcement: wait for the worker to publish its runtime config or remove it from the prefill pool", topoJoinIDs(required)),
 			}
 		}
 		d.Rule = TransferRuleSelectedMissing
@@ -367,8 +376,9 @@ func TransferConstraintFor(worker WorkerID, rc RuntimeConfig) (TransferDerivatio
 		d.Explanation = fmt.Sprintf("worker %s names kv_transfer_domain %q but publishes no value for it; the router fails the request", worker, rc.KvTransferDomain)
 		return d, &TransferError{
 			Rule: d.Rule, Worker: worker, Domain: rc.KvTransferDomain, kind: ErrTransferDomainNotInTopology,
-			msg: fmt.Sprintf("selected prefill worker %s configured kv_transfer_domain=%q, but topology_domains does not contain that domain (published: %s): make sure /etc/dynamo/topology/%s is projected and non-empty on that pod",
-				worker, rc.KvTransferDomain, topoDescribeDomains(rc.TopologyDomains), rc.KvTransferDomain),
+			msg: fmt.Sprintf("selected prefill worker %s configured kv_transfer_domain=%q, but topology_domains does not contain that domain", worker, rc.KvTransferDomain),
+			Remedy: fmt.Sprintf("published topology domains: %s; make sure /etc/dynamo/topology/%s is projected and non-empty on that pod",
+				topoDescribeDomains(rc.TopologyDomains), rc.KvTransferDomain),
 		}
 	}
 	d.Value = value
@@ -385,7 +395,8 @@ func TransferConstraintFor(worker WorkerID, rc RuntimeConfig) (TransferDerivatio
 			d.Explanation = fmt.Sprintf("worker %s prefers decode in %s=%s but publishes no weight; the router fails the request", worker, d.Domain, value)
 			return d, &TransferError{
 				Rule: d.Rule, Worker: worker, Domain: d.Domain, kind: ErrPreferredWeightMissing,
-				msg: fmt.Sprintf("selected prefill worker %s configured preferred kv transfer enforcement for domain %q, but kv_transfer_preferred_weight is missing: set kvTransferPolicy.preferredWeight (DYN_KV_TRANSFER_PREFERRED_WEIGHT)", worker, d.Domain),
+				msg:    fmt.Sprintf("selected prefill worker %s configured preferred KV transfer enforcement for domain %q, but kv_transfer_preferred_weight is missing", worker, d.Domain),
+				Remedy: "set kvTransferPolicy.preferredWeight (DYN_KV_TRANSFER_PREFERRED_WEIGHT)",
 			}
 		}
 		w := F32(*rc.KvTransferPreferredWeight)
@@ -398,7 +409,8 @@ func TransferConstraintFor(worker WorkerID, rc RuntimeConfig) (TransferDerivatio
 	d.Explanation = fmt.Sprintf("worker %s names kv_transfer_domain %q without an enforcement; the router fails the request", worker, d.Domain)
 	return d, &TransferError{
 		Rule: d.Rule, Worker: worker, Domain: d.Domain, kind: ErrEnforcementMissing,
-		msg: fmt.Sprintf("selected prefill worker %s configured kv_transfer_domain=%q, but kv_transfer_enforcement is missing: set DYN_KV_TRANSFER_ENFORCEMENT to required or preferred (the operator does this for DGDs with kvTransferPolicy)", worker, d.Domain),
+		msg:    fmt.Sprintf("selected prefill worker %s configured kv_transfer_domain=%q, but kv_transfer_enforcement is missing", worker, d.Domain),
+		Remedy: "set DYN_KV_TRANSFER_ENFORCEMENT to required or preferred (the operator does this for DGDs with kvTransferPolicy)",
 	}
 }
 
