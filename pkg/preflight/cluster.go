@@ -46,10 +46,6 @@ type Node struct {
 // Free is the allocatable GPUs not yet requested.
 func (n *Node) Free() int64 { return max(0, n.Allocatable-n.Requested-n.planned) }
 
-// dgdKey names a deployment whose pods are not counted as already requested
-// (it is being re-applied).
-type dgdKey struct{ namespace, name string }
-
 // NewCluster builds a Cluster from Nodes, Pods and Grove topology objects (as
 // read live or from a capture). Pods bound to a node and not finished count as
 // requesting their nvidia.com/gpu; pods of the deployments in exclude

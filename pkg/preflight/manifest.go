@@ -204,8 +204,3 @@ func podGPURequest(p *corev1.PodSpec) int64 {
 	}
 	return max(sum, initMax)
 }
-
-// isWorker is true for the component types that get KV-transfer wiring.
-func (c *component) isWorker() bool {
-	return c.ctype == "worker" || c.ctype == "prefill" || c.ctype == "decode" || (c.ctype == "" && c.gpus > 0)
-}

@@ -248,9 +248,9 @@ func (c *checker) checkDomainLabel() {
 	}
 }
 
-// componentValues are the transfer-domain values k can land in; any is true
+// componentValues are the transfer-domain values k can land in; anyValue is true
 // when every value is possible (no cluster and no pinning).
-func (c *checker) componentValues(k *component) (vals []string, any bool) {
+func (c *checker) componentValues(k *component) (vals []string, anyValue bool) {
 	if c.cl == nil {
 		if c.nodeKey == "" {
 			return nil, true
@@ -277,9 +277,9 @@ func (c *checker) domains() {
 		if role != inspect.RolePrefill && role != inspect.RoleDecode || k.replicas == 0 {
 			continue
 		}
-		vals, any := c.componentValues(k)
-		c.dr.Components[i].Domains, c.dr.Components[i].AnyDomain = vals, any
-		rc := roleComp{k, vals, any}
+		vals, anyValue := c.componentValues(k)
+		c.dr.Components[i].Domains, c.dr.Components[i].AnyDomain = vals, anyValue
+		rc := roleComp{k, vals, anyValue}
 		if role == inspect.RolePrefill {
 			prefill = append(prefill, rc)
 		} else {
@@ -354,7 +354,7 @@ func (c *checker) domains() {
 			if pc {
 				cert, how = Certain, "lands"
 			}
-			what := "no decode component can land there"
+			var what string
 			if len(decode) > 0 {
 				what = "no decode component can land there (" + c.decodeWhere(decode) + ")"
 			} else {

@@ -118,7 +118,7 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect
 	c.comps = components(u, func(path, msg string) {
 		readProblems = append(readProblems, problem{FindingInvalidManifest, path, msg})
 	})
-	problems := append(readProblems, validateManifest(u, c.comps)...)
+	problems := slices.Concat(readProblems, validateManifest(u, c.comps))
 	policyBroken := false
 	for _, p := range problems {
 		id := p.id

@@ -69,7 +69,7 @@ func requirements(rs []corev1.NodeSelectorRequirement) (labels.Selector, error) 
 		}
 		req, err := labels.NewRequirement(r.Key, op, r.Values)
 		if err != nil {
-			return nil, fmt.Errorf("node affinity requirement on %q: %v", r.Key, err)
+			return nil, fmt.Errorf("node affinity requirement on %q: %w", r.Key, err)
 		}
 		sel = sel.Add(*req)
 	}

@@ -170,11 +170,11 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 // no topology object.
 func validateTopologyConstraint(spec map[string]any, comps []*component, version string) (out []problem) {
 	tc, hasTC := spec["topologyConstraint"].(map[string]any)
-	any := hasTC
+	constrained := hasTC
 	for _, c := range comps {
-		any = any || c.packDomain != ""
+		constrained = constrained || c.packDomain != ""
 	}
-	if !any {
+	if !constrained {
 		return nil
 	}
 	if !hasTC {

@@ -138,7 +138,7 @@ func TestHashThroughKubectl(t *testing.T) {
 
 func TestExitCodesThroughKubectl(t *testing.T) {
 	_, errOut, code := kubectl(t, "dynamo", "hash", "--tokens", "1,x")
-	if code != 1 || !strings.Contains(errOut, `error: --tokens, token 1: token id "x" is not a non-negative integer`) {
+	if code != 1 || !strings.Contains(errOut, `error: --tokens, token 2: token id "x" is not a non-negative integer`) {
 		t.Errorf("bad input: exit %d, stderr %q", code, errOut)
 	}
 	out, _, code := kubectl(t, "dynamo", "version", "-o", "json")

@@ -107,6 +107,9 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 	if ns, _, err := f.ConfigFlags.ToRawKubeConfigLoader().Namespace(); err == nil && ns != "" {
 		o.namespace = ns
 	}
+	// Without a kubeconfig there is no cluster to read; the manifests are still
+	// checked (not an error, unlike the commands that need a cluster).
+	noKubeconfig := cmdutil.NoKubeconfig(f, "preflight", nil) != nil
 	switch {
 	case o.NodesFrom != "":
 		path := o.NodesFrom
@@ -115,8 +118,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 			return o.readCapture(path, exclude)
 		}
 	case o.NoCluster:
-	case cmdutil.NoKubeconfig(f, "preflight", nil) != nil:
-		// No cluster to read: the manifests are still checked.
+	case noKubeconfig:
 	default:
 		cfg, err := f.ConfigFlags.ToRESTConfig()
 		if err != nil {
@@ -135,7 +137,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 			return preflight.ReadCluster(ctx, api, o.context, o.Now(), exclude)
 		}
 	}
-	return nil
+	return nil //nolint:nilerr // no kubeconfig means no cluster to read, not a failure
 }
 
 // Validate checks flag combinations.

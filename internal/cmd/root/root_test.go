@@ -124,7 +124,11 @@ func TestCompletion(t *testing.T) {
 // command this binary has.
 func TestHelpShowsTheMainJobsFirst(t *testing.T) {
 	r := cmdtest.Run(t, "--help")
-	ex := r.Stdout[strings.Index(r.Stdout, "Examples:"):]
+	i := strings.Index(r.Stdout, "Examples:")
+	if i < 0 {
+		t.Fatalf("no Examples: in the root help:\n%s", r.Stdout)
+	}
+	ex := r.Stdout[i:]
 	var cmds []string
 	for _, line := range strings.Split(ex, "\n") {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "kubectl dynamo "); ok {
