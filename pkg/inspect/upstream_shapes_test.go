@@ -52,6 +52,11 @@ type upShape struct {
 
 const upZoneKey = "topology.kubernetes.io/zone"
 
+// upKVFrontend is the frontend env of the multinode rebuilds, declared in their
+// DGD and set on their frontend pod: a KV router (upstream's disagg-multinode
+// examples leave the router mode at its default, round-robin).
+var upKVFrontend = []map[string]any{{"name": "DYN_ROUTER_MODE", "value": "kv"}}
+
 func upShapes() []upShape {
 	trtArgs := func(cfg, mode string) []string {
 		return []string{"--model-path", "Qwen/Qwen3-0.6B", "--served-model-name", "Qwen/Qwen3-0.6B", "--extra-engine-args", "/workspace/" + cfg, "--disaggregation-mode", mode}
@@ -128,7 +133,7 @@ func upSingleShapes() []upShape {
 		vllmDir, sglDir, trtDir = "examples/backends/vllm/deploy/", "examples/backends/sglang/deploy/", "examples/backends/trtllm/deploy/"
 		a1, b1                  = "nvidia.com/v1alpha1", "nvidia.com/v1beta1"
 	)
-	kvFE := []map[string]any{{"name": "DYN_ROUTER_MODE", "value": "kv"}}
+	kvFE := upKVFrontend
 	zones := func(n int) []string {
 		z := make([]string, n)
 		for i := range z {
@@ -315,11 +320,15 @@ func (sh *upShape) dgdObject() map[string]any {
 		spec["experimental"] = map[string]any{"kvTransferPolicy": map[string]any{"labelKey": upZoneKey, "domain": "zone", "enforcement": "required"}}
 	}
 	fe := []string{"python3", "-m", "dynamo.frontend"}
+	feEnv := sh.feEnv
+	if !sh.example {
+		feEnv = upKVFrontend // the multinode rebuilds run a KV router
+	}
 	if sh.api == "nvidia.com/v1alpha1" {
 		services := map[string]any{"Frontend": map[string]any{"componentType": "frontend", "replicas": 1,
 			"extraPodSpec": map[string]any{"mainContainer": map[string]any{"image": "my-registry/" + sh.backend + "-runtime:my-tag", "command": fe}}}}
-		if len(sh.feEnv) > 0 {
-			services["Frontend"].(map[string]any)["envs"] = sh.feEnv
+		if len(feEnv) > 0 {
+			services["Frontend"].(map[string]any)["envs"] = feEnv
 		}
 		for _, c := range sh.comps {
 			s := map[string]any{"componentType": c.ctype, "replicas": len(c.zones), "resources": map[string]any{"limits": map[string]any{"gpu": fmt.Sprint(c.gpus)}},
@@ -338,8 +347,8 @@ func (sh *upShape) dgdObject() map[string]any {
 		}
 	} else {
 		feC := map[string]any{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/" + sh.backend + "-runtime:1.2.0", "command": fe}
-		if len(sh.feEnv) > 0 {
-			feC["env"] = sh.feEnv
+		if len(feEnv) > 0 {
+			feC["env"] = feEnv
 		}
 		comps := []any{map[string]any{"name": "Frontend", "type": "frontend", "replicas": 1,
 			"podTemplate": map[string]any{"spec": map[string]any{"containers": []any{feC}}}}}
@@ -433,7 +442,7 @@ func (sh *upShape) objects() []map[string]any {
 		return env
 	}
 	feNode := newNode("us-east-1a", 0)
-	feEnv := []map[string]any{{"name": "DYN_ROUTER_MODE", "value": "kv"}}
+	feEnv := upKVFrontend
 	if sh.example {
 		feEnv = sh.feEnv
 	}
