@@ -440,3 +440,19 @@ func TestDashboardShowsRoutingHealth(t *testing.T) {
 		t.Errorf("the findings tab lacks the routing-health finding:\n%s", v)
 	}
 }
+
+// TestRouteMayDiffer: what the dry run cannot model (explain's
+// verdict.mayDiffer) shows under the verdict, as explain-route prints it.
+func TestRouteMayDiffer(t *testing.T) {
+	m := newTestModel(t, prefillOnly, 160, 48, exampleTokens(t))
+	send(t, m, keys("4"))
+	x := m.Route().Explanation()
+	if x == nil {
+		t.Fatal("no explanation")
+	}
+	x.Verdict.MayDiffer = []explain.Divergence{{Feature: "selection-policy", Hop: "prefill", Detail: "the prefill hop runs a custom worker-selection policy"}}
+	v := m.View()
+	if !strings.Contains(v, "May differ: the router may decide otherwise") || !strings.Contains(v, "- the prefill hop runs a custom worker-selection policy") {
+		t.Errorf("no May differ lines:\n%s", v)
+	}
+}

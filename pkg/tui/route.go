@@ -501,6 +501,14 @@ func (p *RoutePage) verdictLines(width int) []string {
 			lines = append(lines, "  "+st.Good.Render(l))
 		}
 	}
+	// What the dry run cannot model, as explain-route's "May differ:" says it:
+	// one line per feature (the JSON and explain-route carry the detail).
+	if len(v.MayDiffer) > 0 {
+		lines = append(lines, "  "+st.Warn.Render(fit("May differ: the router may decide otherwise —", max(width-2, 0))))
+		for _, d := range v.MayDiffer {
+			lines = append(lines, wrapAtMost("    - "+d.Detail, width, 1)...)
+		}
+	}
 	return lines
 }
 
