@@ -767,10 +767,11 @@ func TestUnclassifiedWorkers(t *testing.T) {
 		for i, c := range sh.comps {
 			c.args = append([]string{}, c.args...)
 			for j := 0; j < len(c.args); j++ {
-				if c.args[j] == "--disaggregation-mode" {
+				switch c.args[j] {
+				case "--disaggregation-mode":
 					c.args = append(c.args[:j], c.args[j+2:]...)
 					j--
-				} else if c.args[j] == "--is-decode-worker" {
+				case "--is-decode-worker":
 					c.args = append(c.args[:j], c.args[j+1:]...)
 					j--
 				}

@@ -201,7 +201,7 @@ func upCells(t *testing.T, file string) []string {
 	}
 	explainCell := fmt.Sprintf("%s, %s (router %s); exit %d", x.Verdict.Outcome, x.Mode, x.Router.Mode, r.ExitCode)
 	if x.Verdict.Outcome != "routable" {
-		explainCell = fmt.Sprintf("%s at %s: `%s` (router %s); exit %d", x.Verdict.Outcome, x.Verdict.Stage, x.Verdict.Error, x.Router.Mode, r.ExitCode)
+		explainCell = fmt.Sprintf("%s at %s: %#q (router %s); exit %d", x.Verdict.Outcome, x.Verdict.Stage, x.Verdict.Error, x.Router.Mode, r.ExitCode)
 	}
 
 	// preflight on the DGD alone
@@ -222,7 +222,7 @@ func upCells(t *testing.T, file string) []string {
 	var comps []string
 	for _, c := range pf.Deployments[0].Components {
 		if c.Role != "frontend" {
-			comps = append(comps, fmt.Sprintf("`%s` %s (%s)", c.Name, c.Role, c.RoleSignal))
+			comps = append(comps, fmt.Sprintf("%#q %s (%s)", c.Name, c.Role, c.RoleSignal))
 		}
 	}
 	preflightCell := fmt.Sprintf("%s — %s; exit %d", strings.Join(comps, ", "), upFindings(pf.Findings), r.ExitCode)
