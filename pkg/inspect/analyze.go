@@ -137,7 +137,7 @@ func (a *anAnalysis) domainName() string {
 
 func (a *anAnalysis) run() DeploymentReport {
 	d := a.d
-	dr := DeploymentReport{Name: d.Name, Namespace: d.Namespace, RouterMode: d.Router.Mode}
+	dr := DeploymentReport{Name: d.Name, Namespace: d.Namespace, RouterMode: d.Router.Mode, RoutingQuality: d.RoutingQuality}
 	if p := a.pol; p != nil {
 		dr.Policy = &PolicySummary{
 			Domain: p.Domain, Enforcement: string(p.Enforcement), Mode: string(p.Mode),

@@ -368,7 +368,8 @@ func (bd *bldBuilder) loads(d *bldDeployment) {
 		bd.info(SourceFrontend, d.out.Key(), "%d frontend /metrics scrapes for %s; the newest is used", n, bldDGDRef(d))
 	}
 	res := bldParsePromText(m.Text, func(name string) bool {
-		return name == bldMetricDecodeBlocks || name == bldMetricPrefillTokens || strings.HasPrefix(name, bldMetricOverheadPrefix)
+		return name == bldMetricDecodeBlocks || name == bldMetricPrefillTokens || strings.HasPrefix(name, bldMetricOverheadPrefix) ||
+			bldIsQualityMetric(name)
 	})
 	if res.errors > 0 {
 		bd.note(SourceFrontend, d.out.Key(), "%s: %d line(s) could not be parsed (first: %s); they were skipped, so some worker loads may be missing", what, res.errors, res.firstError)
@@ -380,7 +381,15 @@ func (bd *bldBuilder) loads(d *bldDeployment) {
 	loads := map[rk]*RankLoad{}
 	bad := 0
 	kv := false
+	q, qbad := bldRoutingQuality(res.samples, what, m.At)
+	d.out.RoutingQuality = q
+	if qbad > 0 {
+		bd.note(SourceFrontend, d.out.Key(), "%s: %d router decision-quality sample(s) are not exact counts or are inconsistent (more optimal decisions than decisions, a hit-rate sum above its count); the series they belong to are not shown", what, qbad)
+	}
 	for _, s := range res.samples {
+		if bldIsQualityMetric(s.name) {
+			continue
+		}
 		if strings.HasPrefix(s.name, bldMetricOverheadPrefix) {
 			kv = true
 			continue

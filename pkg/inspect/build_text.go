@@ -155,6 +155,8 @@ type bldSample struct {
 	name   string
 	labels map[string]string
 	value  float64
+	// raw is the value as written, for counts read exactly (bldSampleCount).
+	raw string
 }
 
 // bldPromResult is the outcome of parsing an exposition text.
@@ -316,6 +318,6 @@ func bldParsePromLine(t string, keep func(string) bool) (*bldSample, error) {
 	if !wanted {
 		return nil, nil
 	}
-	s.value = v
+	s.value, s.raw = v, fields[0]
 	return s, nil
 }

@@ -110,6 +110,9 @@ type Deployment struct {
 	HasStatus bool `json:"hasStatus,omitempty"`
 	// Load says where the worker loads came from, when any are known.
 	Load *LoadInfo `json:"load,omitempty"`
+	// RoutingQuality is the KV router's account of the prefix cache it used and
+	// could have used, from the frontend's /metrics; nil when it exports none.
+	RoutingQuality *RoutingQuality `json:"routingQuality,omitempty"`
 }
 
 // Key returns "namespace/name".

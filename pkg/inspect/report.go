@@ -39,6 +39,10 @@ type DeploymentReport struct {
 	// NotDeployed is true when the deployment has no pods and no status: a
 	// manifest that was not applied (finding WorkerPodsMissing says so).
 	NotDeployed bool `json:"notDeployed,omitempty"`
+	// RoutingQuality is the KV router's achieved and reachable prefix-cache hit
+	// rate from the frontend's /metrics (Deployment.RoutingQuality); nil when the
+	// frontend exports none of it.
+	RoutingQuality *RoutingQuality `json:"routingQuality,omitempty"`
 }
 
 // WorkerReport is one worker replica: a single-node worker pod, or the pods of

@@ -29,12 +29,16 @@ const (
 	// FindingAllWorkersBusy: every ready worker of a role is over a busy
 	// threshold at the loads read (warning).
 	FindingAllWorkersBusy = "AllWorkersBusy"
+	// FindingKvRoutingGivesAwayCache: the frontend's decision counters show the
+	// KV router reaching well under the prefix-cache hit rate it could have
+	// reached (warning).
+	FindingKvRoutingGivesAwayCache = "KvRoutingGivesAwayCache"
 )
 
 // FindingIDs returns every id Findings can report, sorted.
 func FindingIDs() []string {
 	ids := []string{FindingKvEventsNotPublished, FindingKvHashSpaceMismatch, FindingDisaggNotActive,
-		FindingRouterReplicasNotSynced, FindingAllWorkersBusy}
+		FindingRouterReplicasNotSynced, FindingAllWorkersBusy, FindingKvRoutingGivesAwayCache}
 	slices.Sort(ids)
 	return ids
 }
@@ -54,6 +58,7 @@ func Findings(s *inspect.Snapshot) []inspect.Finding {
 		c.disagg()
 		c.replicaSync()
 		c.busy()
+		c.quality()
 		out = append(out, c.findings...)
 	}
 	inspect.SortFindings(out)

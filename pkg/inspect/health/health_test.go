@@ -59,6 +59,18 @@ func disaggRouter(opts ...depOpt) *inspect.Snapshot {
 	return &inspect.Snapshot{Deployments: []inspect.Deployment{d}}
 }
 
+// quality sets the frontend's decision-quality counters: kv_hit_rate count and
+// sum, and one prefill hop's decisions, KV-optimal decisions, input_f0 and
+// input_f1.
+func quality(hitCount uint64, hitSum float64, decisions, optimal, f0, f1 uint64) depOpt {
+	return func(d *inspect.Deployment) {
+		d.RoutingQuality = &inspect.RoutingQuality{Source: "frontend /metrics",
+			KvHitRate: &inspect.HitRateStat{Sum: hitSum, Count: hitCount},
+			Hops: []inspect.RoutingHopQuality{{WorkerType: "prefill", DecisionCounters: true, Decisions: decisions,
+				KvOptimalDecisions: optimal, InputTokens: f0, ReachableCachedTokens: f1}}}
+	}
+}
+
 func workers(role inspect.Role, f func(w *inspect.Worker)) depOpt {
 	return func(d *inspect.Deployment) {
 		for i := range d.Workers {
@@ -154,6 +166,26 @@ func TestFindings(t *testing.T) {
 			for i := range d.Workers {
 				d.Workers[i].Instances[0].Load = nil
 			}
+		})},
+
+		{name: "quality: 12% achieved of 60% reachable (#14776)", snap: disaggRouter(withEvents, quality(4210, 505.2, 4210, 2560, 1000000, 600000)),
+			want: []string{"KvRoutingGivesAwayCache warning"}, contains: []string{"hit rate is 12% where 60% was reachable", "600000 of 1000000 input tokens", "4210 prefill decisions, 2560 of which", "gives away 80%", "Overlap credit 1, temperature 0"}},
+		{name: "quality: avoidable prefill tokens cited (#13987)", snap: disaggRouter(withEvents, quality(4210, 505.2, 4210, 2560, 1000000, 600000), func(d *inspect.Deployment) {
+			d.RoutingQuality.Hops[0].AvoidablePrefillTokens = u64(310000)
+		}), want: []string{"KvRoutingGivesAwayCache warning"}, contains: []string{"the router counts 310000 avoidable prefill tokens"}},
+		{name: "quality: achieved exactly half of reachable fires", snap: disaggRouter(withEvents, quality(2000, 600, 2000, 1000, 1000, 600)),
+			want: []string{"KvRoutingGivesAwayCache warning"}},
+		{name: "quality: achieved just above half keeps quiet", snap: disaggRouter(withEvents, quality(2000, 601, 2000, 1000, 1000, 600))},
+		{name: "quality: cold start, 999 decisions", snap: disaggRouter(withEvents, quality(4210, 0, 999, 0, 1000000, 600000))},
+		{name: "quality: cold start, 999 hit-rate observations", snap: disaggRouter(withEvents, quality(999, 0, 4210, 0, 1000000, 600000))},
+		{name: "quality: under 20% reachable, nothing to give away", snap: disaggRouter(withEvents, quality(4210, 0, 4210, 0, 1000000, 199999))},
+		{name: "quality: 20% reachable exactly is judged", snap: disaggRouter(withEvents, quality(4210, 0, 4210, 0, 1000000, 200000)),
+			want: []string{"KvRoutingGivesAwayCache warning"}},
+		{name: "quality: released frontend, kv_hit_rate only: no finding", snap: disaggRouter(withEvents, quality(4210, 0, 4210, 0, 1000000, 600000), func(d *inspect.Deployment) {
+			d.RoutingQuality.Hops = nil
+		})},
+		{name: "quality: no kv_hit_rate: no finding", snap: disaggRouter(withEvents, quality(4210, 0, 4210, 0, 1000000, 600000), func(d *inspect.Deployment) {
+			d.RoutingQuality.KvHitRate = nil
 		})},
 	}
 	for _, tc := range cases {
