@@ -29,6 +29,11 @@ type HashOptions struct {
 	// Eagle hashes windows of BlockSize+1 tokens at stride BlockSize, as Dynamo does
 	// for workers whose runtime config sets enable_eagle.
 	Eagle bool
+	// BlockMmInfos holds the multimodal objects of block i at index i (nil for a
+	// block without any, or when the slice is shorter); such a block hashes
+	// its token bytes followed by the objects' mm_hashes (HashTokensWithMm).
+	// Build it with RequestExtraInfo.ToBlockLevel or Multimodal.BlockInfos.
+	BlockMmInfos []*BlockExtraInfo
 }
 
 // Block is one hashed full block of a request.
@@ -125,7 +130,12 @@ func ComputeBlocks(tokens []uint32, blockSize int, opts HashOptions) ([]Block, e
 	var parent SequenceHash
 	for i := range blocks {
 		start := i * blockSize
-		local := HashTokens(tokens[start:start+width], seed)
+		var local LocalBlockHash
+		if i < len(opts.BlockMmInfos) && opts.BlockMmInfos[i] != nil {
+			local = HashTokensWithMm(tokens[start:start+width], opts.BlockMmInfos[i], seed)
+		} else {
+			local = HashTokens(tokens[start:start+width], seed)
+		}
 		seq := SequenceHash(local)
 		if i > 0 {
 			seq = NextSequenceHash(parent, local)

@@ -5,6 +5,7 @@ package hash
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,8 @@ type Options struct {
 	LoraName         string
 	CacheNamespace   string
 	Eagle            bool
+	Mm               []string
+	MmFile           string
 	Output           cmdutil.OutputFlags
 
 	// Getenv reads the environment (Hugging Face cache location); tests replace it.
@@ -44,13 +47,14 @@ type Options struct {
 	tokens          []uint32
 	source          string
 	tokenizerSource string
+	mm              routecore.Multimodal
 }
 
 // NewCmdHash builds the command. runF, when set, replaces the run step (tests).
 func NewCmdHash(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	o := &Options{IO: f.IOStreams, BlockSize: DefaultBlockSize, Getenv: os.Getenv, AddSpecialTokens: true}
 	cmd := &cobra.Command{
-		Use:   "hash (--tokens IDS | --token-file FILE | --tokenizer TOK (--prompt TEXT | --prompt-file FILE)) [--block-size N]",
+		Use:   "hash (--tokens IDS | --token-file FILE | --tokenizer TOK (--prompt TEXT | --prompt-file FILE)) [--block-size N] [--mm HASH@START:END]...",
 		Short: "Compute Dynamo's KV block hashes for a token sequence",
 		Long: `Compute the block hashes Dynamo's KV router uses for a sequence of token ids.
 
@@ -59,6 +63,12 @@ as little-endian u32, seed 1337, salted by --lora-name and --cache-namespace) an
 sequence hash chaining it to every block before it. A trailing partial block is not
 hashed, exactly as in the router. Compare the local hashes with the tokens_hash
 values of your engine's KV events.
+
+A multimodal request (images, video) names each object by its u64 mm_hash and
+the tokens of its placeholder: --mm HASH@START:END (END exclusive, repeatable),
+or --mm-file with upstream's JSON. A block holding part of a placeholder hashes
+its tokens followed by the mm_hash of every object in it, so blocks with
+different images hash differently.
 
 A prompt can be tokenized offline with --tokenizer, which takes a tokenizer.json
 path or a Hugging Face model id found in the local Hugging Face cache (nothing is
@@ -77,7 +87,13 @@ so that no consumer rounds them through floating point.`,
 
   # Tokenize a prompt offline with the model's tokenizer.json, then hash it
   kubectl dynamo hash --tokenizer ./tokenizer.json --prompt "Hello, world" --block-size 4 -o wide
-  kubectl dynamo hash --tokenizer Qwen/Qwen3-0.6B --prompt-file prompt.txt -o json`,
+  kubectl dynamo hash --tokenizer Qwen/Qwen3-0.6B --prompt-file prompt.txt -o json
+
+  # An image whose placeholder is tokens 4 to 11 (mm_hash 42)
+  kubectl dynamo hash --tokens 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --block-size 4 --mm 42@4:12
+
+  # The multimodal objects as upstream's JSON (RequestExtraInfo or block_mm_infos)
+  kubectl dynamo hash --token-file ids.json --mm-file mm.json -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Complete(cmd); err != nil {
@@ -103,6 +119,8 @@ so that no consumer rounds them through floating point.`,
 	fl.StringVar(&o.LoraName, "lora-name", "", "LoRA adapter name the request targets (salts every block hash)")
 	fl.StringVar(&o.CacheNamespace, "cache-namespace", "", "Request cache namespace / salt (salts every block hash)")
 	fl.BoolVar(&o.Eagle, "eagle", false, "Hash eagle windows of block-size+1 tokens at stride block-size (workers with enable_eagle)")
+	fl.StringArrayVar(&o.Mm, "mm", nil, cmdutil.MultimodalHelp)
+	fl.StringVar(&o.MmFile, "mm-file", "", cmdutil.MultimodalFileHelp)
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	return cmd
 }
@@ -121,6 +139,14 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 	case len(given) > 1:
 		return cmdutil.FlagErrorf("%s cannot be used together: give the input one way", strings.Join(given, " and "))
 	}
+	if o.MmFile == "-" && (o.TokenFile == "-" || o.PromptFile == "-") {
+		return cmdutil.FlagErrorf("--mm-file - and %s - cannot both read standard input", given[0])
+	}
+	mm, err := cmdutil.ReadMultimodal(o.IO.In, o.Mm, o.MmFile)
+	if err != nil {
+		return err
+	}
+	o.mm = mm
 	isPrompt := given[0] == "--prompt" || given[0] == "--prompt-file"
 	if isPrompt && o.Tokenizer == "" {
 		return cmdutil.FlagErrorf("%s needs --tokenizer (a tokenizer.json path or a cached Hugging Face model id)", given[0])
@@ -192,6 +218,9 @@ func (o *Options) Validate() error {
 	if o.BlockSize < 1 {
 		return cmdutil.FlagErrorf("--block-size must be a positive number of tokens, got %d", o.BlockSize)
 	}
+	if err := cmdutil.CheckMultimodalRange(o.mm, len(o.tokens)); err != nil {
+		return err
+	}
 	return o.Output.Validate()
 }
 
@@ -209,7 +238,10 @@ type Document struct {
 	// Tokenizer and Tokens are set when the ids came from tokenizing a prompt.
 	Tokenizer string   `json:"tokenizer,omitempty"`
 	Tokens    []uint32 `json:"tokens,omitempty"`
-	Blocks    []Block  `json:"blocks"`
+	// MultimodalObjects are the request's multimodal objects as given with
+	// --mm or a request-level --mm-file.
+	MultimodalObjects []cmdutil.MmObject `json:"multimodalObjects,omitempty"`
+	Blocks            []Block            `json:"blocks"`
 }
 
 // Block is one hashed block; hashes are decimal strings.
@@ -219,12 +251,15 @@ type Block struct {
 	End          int    `json:"end"`
 	LocalHash    string `json:"localHash"`
 	SequenceHash string `json:"sequenceHash"`
+	// MmHashes are the mm_hashes appended to the block's bytes, in order.
+	MmHashes []string `json:"mmHashes,omitempty"`
 }
 
 // Compute hashes the tokens and builds the document.
 func (o *Options) Compute() (Document, error) {
+	infos := o.mm.BlockInfos(o.BlockSize, len(o.tokens))
 	blocks, err := routecore.ComputeBlocks(o.tokens, o.BlockSize, routecore.HashOptions{
-		LoraName: o.LoraName, CacheNamespace: o.CacheNamespace, Eagle: o.Eagle,
+		LoraName: o.LoraName, CacheNamespace: o.CacheNamespace, Eagle: o.Eagle, BlockMmInfos: infos,
 	})
 	if err != nil {
 		return Document{}, err
@@ -239,6 +274,8 @@ func (o *Options) Compute() (Document, error) {
 		Eagle:          o.Eagle,
 		Seed:           strconv.FormatUint(routecore.SaltSeed(o.LoraName, o.CacheNamespace), 10),
 		Blocks:         make([]Block, len(blocks)),
+
+		MultimodalObjects: cmdutil.MmObjects(o.mm),
 	}
 	if o.tokenizerSource != "" {
 		doc.Tokenizer = o.tokenizerSource
@@ -250,6 +287,11 @@ func (o *Options) Compute() (Document, error) {
 			Index: b.Index, Start: b.Start, End: b.End,
 			LocalHash:    strconv.FormatUint(uint64(b.LocalHash), 10),
 			SequenceHash: strconv.FormatUint(uint64(b.SequenceHash), 10),
+		}
+		if b.Index < len(infos) {
+			for _, h := range infos[b.Index].SortedMmHashes() {
+				doc.Blocks[i].MmHashes = append(doc.Blocks[i].MmHashes, strconv.FormatUint(h, 10))
+			}
 		}
 		covered = b.Index*o.BlockSize + o.BlockSize
 	}
@@ -275,16 +317,31 @@ func (o *Options) Run() error {
 }
 
 func (o *Options) printTable(doc Document) error {
-	t := printers.Table{Columns: []printers.Column{
+	cols := []printers.Column{
 		{Header: "Block"}, {Header: "Tokens"}, {Header: "Local Hash"}, {Header: "Sequence Hash"},
 		{Header: "Local Hash (hex)", Wide: true}, {Header: "Sequence Hash (hex)", Wide: true},
 		{Header: "Token IDs", Wide: true},
-	}}
+	}
+	withMm := !o.mm.IsZero()
+	if withMm {
+		// After the hashes, before the wide columns: the column says why a
+		// block's hash differs from the text-only one.
+		cols = slices.Insert(cols, 4, printers.Column{Header: "MM Hashes"})
+	}
+	t := printers.Table{Columns: cols}
 	for _, b := range doc.Blocks {
 		l, _ := strconv.ParseUint(b.LocalHash, 10, 64)
 		s, _ := strconv.ParseUint(b.SequenceHash, 10, 64)
-		t.AddRow(strconv.Itoa(b.Index), fmt.Sprintf("%d-%d", b.Start, b.End-1), b.LocalHash, b.SequenceHash,
-			fmt.Sprintf("%016x", l), fmt.Sprintf("%016x", s), joinIDs(o.tokens[b.Start:b.End]))
+		row := []string{strconv.Itoa(b.Index), fmt.Sprintf("%d-%d", b.Start, b.End-1), b.LocalHash, b.SequenceHash,
+			fmt.Sprintf("%016x", l), fmt.Sprintf("%016x", s), joinIDs(o.tokens[b.Start:b.End])}
+		if withMm {
+			mm := "-"
+			if len(b.MmHashes) > 0 {
+				mm = strings.Join(b.MmHashes, " ")
+			}
+			row = slices.Insert(row, 4, mm)
+		}
+		t.AddRow(row...)
 	}
 	opts := printers.TableOptions{Wide: o.Output.Format == cmdutil.OutputWide, NoHeaders: o.Output.NoHeaders}
 	if o.IO.ColorEnabled() {

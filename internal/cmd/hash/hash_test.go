@@ -43,6 +43,23 @@ func TestHashGolden(t *testing.T) {
 		{"err_json_string", []string{"hash", "--token-file", "-"}, `["1"]`},
 		{"err_trailing_json", []string{"hash", "--token-file", "-"}, `[1] [2]`},
 		{"err_output", []string{"hash", "--tokens", "1", "-o", "xml"}, ""},
+		// Multimodal objects (issue 21 item 3). mm_upstream_vector is upstream's
+		// test_tokens_with_hashes_mm_change_recomputes_cached_hashes (tokens 0..3,
+		// blocks of 2, mm_hash 42 at (0, 1)); pkg/routecore pins its numbers.
+		{"mm_table", []string{"hash", "--tokens", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "--block-size", "4", "--mm", "42@4:12"}, ""},
+		{"mm_wide_two_objects", []string{"hash", "--tokens", "1,2,3,4,5,6,7,8,9,10", "--block-size", "4", "--mm", "7@4:6", "--mm", "3@6:10", "-o", "wide"}, ""},
+		{"mm_upstream_vector", []string{"hash", "--tokens", "0,1,2,3", "--block-size", "2", "--mm", "42@0:1", "-o", "json"}, ""},
+		{"mm_identifier_yaml", []string{"hash", "--tokens", "0,1,2,3", "--block-size", "2", "--mm", "id:opaque-renderer-image-0@2:4", "-o", "yaml"}, ""},
+		{"mm_file_blocks", []string{"hash", "--tokens", "0,1,2,3", "--block-size", "2", "--mm-file", "-", "-o", "json"},
+			`[null, {"mm_objects":[{"mm_hash":18446744073709551615,"offsets":[[0,2]]}]}]`},
+		{"mm_file_request", []string{"hash", "--tokens", "0,1,2,3", "--block-size", "2", "--mm-file", "-"},
+			`{"mm_objects":[{"mm_hash":"42","offsets":[[0,1]]}]}`},
+		{"err_mm_syntax", []string{"hash", "--tokens", "1,2,3,4", "--mm", "42@1-3"}, ""},
+		{"err_mm_hash", []string{"hash", "--tokens", "1,2,3,4", "--mm", "abc@1:3"}, ""},
+		{"err_mm_past_end", []string{"hash", "--tokens", "1,2,3,4", "--block-size", "2", "--mm", "42@2:6"}, ""},
+		{"err_mm_both", []string{"hash", "--tokens", "1,2,3,4", "--mm", "42@0:1", "--mm-file", "x.json"}, ""},
+		{"err_mm_file_json", []string{"hash", "--tokens", "1,2,3,4", "--mm-file", "-"}, `{"mm_objects":[{"mm_hash":1.5,"offsets":[[0,1]]}]}`},
+		{"err_mm_two_stdins", []string{"hash", "--token-file", "-", "--mm-file", "-"}, "1 2 3 4"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
