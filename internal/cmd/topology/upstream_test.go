@@ -32,6 +32,11 @@ func TestTopologyUpstreamShapes(t *testing.T) {
 		{"manifest-v1alpha1-table", "manifest-trtllm-disagg-multinode-v1alpha1.yaml", "table", 0},
 		{"manifest-v1beta1-policy-table", "manifest-trtllm-disagg-multinode-v1beta1-zone-required.yaml", "table", 2},
 		{"manifest-v1alpha1-json", "manifest-trtllm-disagg-multinode-v1alpha1.yaml", "json", 0},
+		// Single-node examples (docs/upstream-shapes.md has them all): upstream's
+		// aggregated VllmDecodeWorker is aggregated before its card says so, and a
+		// disaggregated KV-routed example is clean.
+		{"vllm-agg-v1alpha1-no-dwm-wide", "vllm-agg-v1alpha1-no-dwm.yaml", "wide", 0},
+		{"vllm-disagg-router-v1beta1-wide", "vllm-disagg-router-v1beta1.yaml", "wide", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
