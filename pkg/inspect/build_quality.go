@@ -110,6 +110,26 @@ func bldIsQualityMetric(name string) bool {
 	return false
 }
 
+// bldMaxQualityHops bounds the worker types read (upstream has prefill,
+// decode and aggregated).
+const bldMaxQualityHops = 8
+
+// bldWorkerTypeOK accepts the worker_type values the router uses: short words
+// of letters, digits, '_' and '-' (anything else is no hop name to print).
+func bldWorkerTypeOK(wt string) bool {
+	if len(wt) > 32 {
+		return false
+	}
+	for i := 0; i < len(wt); i++ {
+		c := wt[i]
+		word := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+		if !word {
+			return false
+		}
+	}
+	return true
+}
+
 // bldMaxExactFloat is the largest integer every smaller one of which a float64
 // holds exactly (2^53).
 const bldMaxExactFloat = 1 << 53
@@ -170,8 +190,8 @@ func bldRoutingQuality(samples []bldSample, source string, at time.Time) (*Routi
 				hitBad = true
 			} else if h := hops[s.labels["worker_type"]]; h != nil {
 				h.invalid = true
-			} else {
-				hops[s.labels["worker_type"]] = &hopAcc{invalid: true}
+			} else if wt := s.labels["worker_type"]; bldWorkerTypeOK(wt) && len(hops) < bldMaxQualityHops {
+				hops[wt] = &hopAcc{invalid: true}
 			}
 			continue
 		}
@@ -186,6 +206,10 @@ func bldRoutingQuality(samples []bldSample, source string, at time.Time) (*Routi
 		wt := s.labels["worker_type"]
 		h := hops[wt]
 		if h == nil {
+			if !bldWorkerTypeOK(wt) || len(hops) >= bldMaxQualityHops {
+				bad++
+				continue
+			}
 			h = &hopAcc{hop: RoutingHopQuality{WorkerType: wt}}
 			hops[wt] = h
 		}
@@ -298,3 +322,53 @@ func satAdd(a, b uint64) uint64 {
 	}
 	return s
 }
+
+// Line is the one-line summary topology -o wide and the dashboard show, e.g.
+// "hit rate 12% of 60% reachable (4210 prefill decisions, 61% KV-optimal;
+// 310000 avoidable prefill tokens)"; "" for nil.
+func (q *RoutingQuality) Line() string {
+	if q == nil {
+		return ""
+	}
+	var parts []string
+	tot, hasCounters := q.Totals()
+	reach, hasReach := tot.Reachable()
+	mean, hasMean := q.KvHitRate.Mean()
+	switch {
+	case hasMean && hasReach:
+		parts = append(parts, "hit rate "+bldPct(mean)+" of "+bldPct(reach)+" reachable")
+	case hasMean:
+		parts = append(parts, "hit rate "+bldPct(mean)+" over "+strconv.FormatUint(q.KvHitRate.Count, 10)+" requests")
+	case q.KvHitRate != nil:
+		parts = append(parts, "no routed request observed yet")
+	case hasReach:
+		parts = append(parts, bldPct(reach)+" reachable")
+	}
+	var detail []string
+	if hasCounters {
+		d := strconv.FormatUint(tot.Decisions, 10) + " " + tot.WorkerType + " decisions"
+		if tot.Decisions > 0 {
+			d += ", " + bldPct(float64(tot.KvOptimalDecisions)/float64(tot.Decisions)) + " KV-optimal"
+		}
+		detail = append(detail, d)
+	}
+	for _, h := range q.Hops {
+		if h.NonMaxOverlapSelections != nil {
+			detail = append(detail, strconv.FormatUint(*h.NonMaxOverlapSelections, 10)+" "+cmp.Or(h.WorkerType, "router")+" picks below the best overlap")
+		}
+	}
+	if v, ok := q.AvoidablePrefillTokens(); ok {
+		detail = append(detail, strconv.FormatUint(v, 10)+" avoidable prefill tokens")
+	}
+	if !hasCounters {
+		detail = append(detail, "reachable rate: needs the decision counters of ai-dynamo/dynamo#14776")
+	}
+	line := strings.Join(parts, " ")
+	if len(detail) > 0 {
+		line = strings.TrimSpace(line + " (" + strings.Join(detail, "; ") + ")")
+	}
+	return line
+}
+
+// bldPct formats a 0–1 share as a whole percentage.
+func bldPct(v float64) string { return strconv.FormatFloat(math.Round(v*100), 'f', 0, 64) + "%" }

@@ -1,7 +1,9 @@
 package inspect
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -121,6 +123,18 @@ func TestRoutingQualityCases(t *testing.T) {
 		{name: "reachable above input: inconsistent", text: "dynamo_component_router_input_f0_total" + l + " 1\ndynamo_component_router_input_f1_total" + l + " 2\n", nilQ: true, bad: 1},
 		{name: "hit-rate sum above count", text: "dynamo_component_router_kv_hit_rate_sum" + l + " 3\ndynamo_component_router_kv_hit_rate_count" + l + " 2\n", nilQ: true, bad: 1},
 		{name: "NaN hit-rate sum", text: "dynamo_component_router_kv_hit_rate_sum" + l + " NaN\ndynamo_component_router_kv_hit_rate_count" + l + " 2\n", nilQ: true, bad: 1},
+		{name: "hostile worker_type: not a hop", text: "dynamo_component_router_decisions_total{worker_type=\"\x1b[31m\"} 3\n", nilQ: true, bad: 1},
+		{name: "at most 8 worker types", text: func() string {
+			var b strings.Builder
+			for i := range 9 {
+				fmt.Fprintf(&b, "dynamo_component_router_decisions_total{worker_type=\"t%d\"} 1\n", i)
+			}
+			return b.String()
+		}(), bad: 1, check: func(t *testing.T, q *RoutingQuality) {
+			if len(q.Hops) != 8 {
+				t.Fatalf("%d hops", len(q.Hops))
+			}
+		}},
 		{name: "hit rate without worker_type, counters on a hop without the label", text: "dynamo_component_router_kv_hit_rate_sum 1.5\ndynamo_component_router_kv_hit_rate_count 3\ndynamo_component_router_decisions_total 3\n",
 			check: func(t *testing.T, q *RoutingQuality) {
 				if m, ok := q.KvHitRate.Mean(); !ok || m != 0.5 || q.Hops[0].WorkerType != "" {
@@ -154,6 +168,28 @@ func TestRatioAtLeast(t *testing.T) {
 	} {
 		if got := RatioAtLeast(c.num, c.den, c.p, c.q); got != c.want {
 			t.Errorf("RatioAtLeast(%d, %d, %d, %d) = %v", c.num, c.den, c.p, c.q, got)
+		}
+	}
+}
+
+func TestRoutingQualityLine(t *testing.T) {
+	q, _ := parseQuality(t, upstreamQualityText)
+	q.Hops[1].InputTokens, q.Hops[1].ReachableCachedTokens = 1000000, 600000
+	q.Hops[0].InputTokens = 0
+	for _, c := range []struct {
+		name string
+		q    *RoutingQuality
+		want string
+	}{
+		{"nil", nil, ""},
+		{"everything", q, "hit rate 12% of 60% reachable (8420 decode+prefill decisions, 80% KV-optimal; 1650 prefill picks below the best overlap; 3100000 avoidable prefill tokens)"},
+		{"released frontend", &RoutingQuality{KvHitRate: &HitRateStat{Sum: 505.2, Count: 4210}},
+			"hit rate 12% over 4210 requests (reachable rate: needs the decision counters of ai-dynamo/dynamo#14776)"},
+		{"nothing routed yet", &RoutingQuality{KvHitRate: &HitRateStat{}},
+			"no routed request observed yet (reachable rate: needs the decision counters of ai-dynamo/dynamo#14776)"},
+	} {
+		if got := c.q.Line(); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}
 }

@@ -58,6 +58,9 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n", st.bold("Deployment:"), deploymentName(d),
 			st.bold("Policy:"), policyLine(d.Policy), st.bold("Router:"), orDash(d.RouterMode))
+		if o.Output.Format == "wide" && d.RoutingQuality != nil {
+			fmt.Fprintf(&b, "%s %s\n", st.bold("KV routing:"), d.RoutingQuality.Line())
+		}
 		b.WriteString("\n")
 		if d.NotDeployed {
 			b.WriteString(notDeployedText(o))
