@@ -102,6 +102,13 @@ func (p *topologyPage) view(width, height int) string {
 	// Scroll so that the cursor's row is visible.
 	first := 0
 	tileH := lipgloss.Height(tiles[0])
+	// The KV routing line, when the frontend exports the router's
+	// decision-quality series, takes a line above the tiles.
+	quality := ""
+	if q := r.RoutingQuality; q != nil {
+		quality = strings.TrimRight(fit("KV routing: "+q.Line(), width), " ")
+		height--
+	}
 	if visible := max(height/tileH, 1); p.cursor/perRow >= visible {
 		first = p.cursor/perRow - visible + 1
 	}
@@ -110,6 +117,9 @@ func (p *topologyPage) view(width, height int) string {
 		domain = r.Policy.Domain
 	}
 	out := []string{fmt.Sprintf("%d %s value(s); ←→↑↓ select, enter expands the hierarchy", len(r.Domains), domain)}
+	if quality != "" {
+		out = append(out, quality)
+	}
 	out = append(out, rows[first:]...)
 	if p.expanded {
 		out = append(out, p.treeView(r, width)...)
