@@ -594,7 +594,11 @@ func (e *explainer) request() error {
 	}
 	e.blockSize = bs
 	r := e.in.Request
-	blocks, err := routecore.ComputeBlocks(r.Tokens, bs, routecore.HashOptions{LoraName: r.LoraName, CacheNamespace: r.CacheNamespace, Eagle: eagle})
+	mm, err := r.blockMmInfos(bs)
+	if err != nil {
+		return err
+	}
+	blocks, err := routecore.ComputeBlocks(r.Tokens, bs, routecore.HashOptions{LoraName: r.LoraName, CacheNamespace: r.CacheNamespace, Eagle: eagle, BlockMmInfos: mm})
 	if err != nil {
 		return inputErr("", "hash the request: %v", err)
 	}
@@ -605,8 +609,9 @@ func (e *explainer) request() error {
 		Constraints: r.Constraints.Clone(),
 		Blocks:      make([]BlockInfo, len(blocks)),
 	}
+	info.MultimodalObjects = multimodalObjectCount(r.Multimodal)
 	for i, b := range blocks {
-		info.Blocks[i] = BlockInfo{Index: b.Index, LocalHash: uint64(b.LocalHash), SequenceHash: uint64(b.SequenceHash)}
+		info.Blocks[i] = BlockInfo{Index: b.Index, LocalHash: uint64(b.LocalHash), SequenceHash: uint64(b.SequenceHash), MmHashes: mmHashStrings(mm, b.Index)}
 	}
 	e.x.Request = info
 	return nil

@@ -33,6 +33,9 @@ type Request struct {
 	Constraints routecore.RoutingConstraints
 	// Override is the user's per-request router_config_override.
 	Override routecore.RouterConfigOverride
+	// Multimodal are the request's multimodal objects (mm_hash and placeholder
+	// ranges), which change the hashes of the blocks holding them.
+	Multimodal routecore.Multimodal
 }
 
 // KVKind says how the KV-cache contents are known.

@@ -70,6 +70,8 @@ type RequestInfo struct {
 	LoraName       string `json:"loraName,omitempty"`
 	CacheNamespace string `json:"cacheNamespace,omitempty"`
 	Eagle          bool   `json:"eagle,omitempty"`
+	// MultimodalObjects counts the request's distinct multimodal objects.
+	MultimodalObjects int `json:"multimodalObjects,omitempty"`
 	// Constraints are the user's routing constraints (nvext.routing_constraints).
 	Constraints routecore.RoutingConstraints `json:"constraints"`
 	// Blocks are the full blocks with their hashes (a partial tail is not hashed).
@@ -81,6 +83,8 @@ type BlockInfo struct {
 	Index        int    `json:"index"`
 	LocalHash    uint64 `json:"localHash,string"`
 	SequenceHash uint64 `json:"sequenceHash,string"`
+	// MmHashes are the mm_hashes appended to the block's bytes, in order.
+	MmHashes []string `json:"mmHashes,omitempty"`
 }
 
 // RouterInfo is the router configuration the dry run used.

@@ -51,6 +51,7 @@ type Options struct {
 	CacheNamespace     string
 	RoutingConstraints string
 	RequestOverride    string
+	multimodalFlags
 
 	// KV cache and loads.
 	Cold          bool
@@ -190,6 +191,7 @@ random pick), 1 error.`,
 	fl.StringVar(&o.CacheNamespace, "cache-namespace", "", "Cache namespace / cache salt (salts the block hashes)")
 	fl.StringVar(&o.RoutingConstraints, "routing-constraints", "", `nvext.routing_constraints JSON, e.g. '{"required_taints":["gpu=h100"]}' (or @FILE)`)
 	fl.StringVar(&o.RequestOverride, "router-config-override", "", `Per-request router_config_override JSON, e.g. '{"router_temperature":0.5}' (or @FILE)`)
+	o.addMultimodalFlags(fl)
 
 	fl.BoolVar(&o.Cold, "cold", false, "Assume an empty KV cache (no overlap anywhere)")
 	fl.StringVar(&o.IndexerURL, "indexer-url", "", "Ask a standalone Dynamo KV indexer (POST /query) for the overlaps instead of the frontend's placements stream")
@@ -407,6 +409,9 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 			return cmdutil.FlagErrorf("--router-config-override: %v", err)
 		}
 		r.Override = ov
+	}
+	if err := o.completeMultimodal(&r); err != nil {
+		return err
 	}
 	o.request = r
 	return nil

@@ -64,6 +64,9 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	if r.CacheNamespace != "" {
 		req += "   cache namespace " + r.CacheNamespace
 	}
+	if mm := r.MultimodalSummary(); mm != "" {
+		req += "   " + mm
+	}
 	kv("Request", req)
 	kv("Tokens", r.Tokenizer)
 	if len(r.Blocks) > 0 {
@@ -77,6 +80,9 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 				label = "Blocks"
 			}
 			line := fmt.Sprintf("#%-3d local %-20d  sequence %d", bl.Index, bl.LocalHash, bl.SequenceHash)
+			if len(bl.MmHashes) > 0 {
+				line += "   mm " + strings.Join(bl.MmHashes, " ")
+			}
 			if i == n-1 && n < len(r.Blocks) {
 				line += fmt.Sprintf("   … %d more (-o wide or -o json lists all)", len(r.Blocks)-n)
 			}
