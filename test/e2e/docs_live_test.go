@@ -53,27 +53,7 @@ var liveScenarios = map[string]liveScenario{
 	// EndpointSlices in inference.
 	"narrow-role": func(t *testing.T, e *kubeenv.Env) string {
 		loadExample(t, e, "healthy-three-zone-required.yaml")
-		if _, err := e.ApplyYAML(context.Background(), []byte(`apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: dgd-and-pods-only, namespace: inference}
-rules:
-- apiGroups: [nvidia.com]
-  resources: [dynamographdeployments]
-  verbs: [get, list]
-- apiGroups: [""]
-  resources: [pods, services]
-  verbs: [get, list]
-- apiGroups: [discovery.k8s.io]
-  resources: [endpointslices]
-  verbs: [get, list]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: narrow-reader, namespace: inference}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dgd-and-pods-only}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: narrow}
-`)); err != nil {
+		if _, err := e.ApplyYAML(context.Background(), []byte(narrowRole)); err != nil {
 			t.Fatal(err)
 		}
 		kc, err := e.KubeconfigFor("narrow", nil)
@@ -95,6 +75,30 @@ subjects:
 		return e.Kubeconfig
 	},
 }
+
+// narrowRole grants user narrow only DGDs, pods, services and EndpointSlices
+// in inference: no nodes, DWMs, events or Grove objects.
+const narrowRole = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: dgd-and-pods-only, namespace: inference}
+rules:
+- apiGroups: [nvidia.com]
+  resources: [dynamographdeployments]
+  verbs: [get, list]
+- apiGroups: [""]
+  resources: [pods, services]
+  verbs: [get, list]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: narrow-reader, namespace: inference}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dgd-and-pods-only}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: narrow}
+`
 
 // docBlock is one checked-live console block.
 type docBlock struct {

@@ -175,25 +175,7 @@ func TestTopologyLiveDegradesWithoutPermissions(t *testing.T) {
 	e := kubeenv.Require(t, env)
 	loadExample(t, e, "healthy-three-zone-required.yaml")
 	ctx := context.Background()
-	role := `apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: dgd-and-pods-only, namespace: inference}
-rules:
-- apiGroups: [nvidia.com]
-  resources: [dynamographdeployments]
-  verbs: [get, list]
-- apiGroups: [""]
-  resources: [pods, services]
-  verbs: [get, list]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: narrow-reader, namespace: inference}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: dgd-and-pods-only}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: narrow}
-`
-	if _, err := e.ApplyYAML(ctx, []byte(role)); err != nil {
+	if _, err := e.ApplyYAML(ctx, []byte(narrowRole)); err != nil {
 		t.Fatal(err)
 	}
 	kc, err := e.KubeconfigFor("narrow", nil)

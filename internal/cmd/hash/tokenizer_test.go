@@ -72,25 +72,7 @@ func TestHashPromptGolden(t *testing.T) {
 // cache layout to the real Qwen3 tokenizer.json (fetched by hack/tokenizer/fetch.sh)
 // and checks the ids against those produced by the reference implementation.
 func TestHashPromptRealTokenizerFromHFCache(t *testing.T) {
-	realFile := filepath.Join(hermetic.CacheDir(), "tokenizers", "qwen3", "tokenizer.json")
-	if _, err := os.Stat(realFile); err != nil {
-		hermetic.SkipOrFail(t, realFile, "hack/tokenizer/fetch.sh")
-	}
-	hub := t.TempDir()
-	snap := filepath.Join(hub, "models--Qwen--Qwen3-0.6B", "snapshots", "0123456789abcdef")
-	if err := os.MkdirAll(snap, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(realFile, filepath.Join(snap, "tokenizer.json")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(hub, "models--Qwen--Qwen3-0.6B", "refs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(hub, "models--Qwen--Qwen3-0.6B", "refs", "main"), []byte("0123456789abcdef"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HF_HUB_CACHE", hub)
+	qwenHubCache(t)
 
 	var gold struct {
 		Cases []struct {
@@ -144,19 +126,7 @@ func TestHashPromptRealTokenizerFromHFCache(t *testing.T) {
 // this command's real output, through the same Hugging Face cache layout
 // (UPDATE_GOLDEN=1 rewrites the block).
 func TestHashDocTranscript(t *testing.T) {
-	realFile := filepath.Join(hermetic.CacheDir(), "tokenizers", "qwen3", "tokenizer.json")
-	if _, err := os.Stat(realFile); err != nil {
-		hermetic.SkipOrFail(t, realFile, "hack/tokenizer/fetch.sh")
-	}
-	hub := t.TempDir()
-	snap := filepath.Join(hub, "models--Qwen--Qwen3-0.6B", "snapshots", "0123456789abcdef")
-	if err := os.MkdirAll(snap, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(realFile, filepath.Join(snap, "tokenizer.json")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HF_HUB_CACHE", hub)
+	hub := qwenHubCache(t)
 	const doc = "../../../docs/commands/hash.md"
 	data, err := os.ReadFile(doc)
 	if err != nil {
@@ -184,4 +154,32 @@ func TestHashDocTranscript(t *testing.T) {
 		}
 		t.Errorf("%s shows an output the command no longer prints (UPDATE_GOLDEN=1 rewrites it):\n--- doc\n%s--- now\n%s", doc, block, got)
 	}
+}
+
+// qwenHubCache lays out a Hugging Face hub cache (HF_HUB_CACHE) holding the
+// real Qwen3 tokenizer.json (fetched by hack/tokenizer/fetch.sh) as
+// Qwen/Qwen3-0.6B, snapshot 0123456789abcdef, and returns its directory.
+func qwenHubCache(t *testing.T) string {
+	t.Helper()
+	realFile := filepath.Join(hermetic.CacheDir(), "tokenizers", "qwen3", "tokenizer.json")
+	if _, err := os.Stat(realFile); err != nil {
+		hermetic.SkipOrFail(t, realFile, "hack/tokenizer/fetch.sh")
+	}
+	hub := t.TempDir()
+	model := filepath.Join(hub, "models--Qwen--Qwen3-0.6B")
+	snap := filepath.Join(model, "snapshots", "0123456789abcdef")
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(realFile, filepath.Join(snap, "tokenizer.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(model, "refs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(model, "refs", "main"), []byte("0123456789abcdef"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_HUB_CACHE", hub)
+	return hub
 }

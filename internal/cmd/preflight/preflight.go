@@ -311,22 +311,9 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.
 func (o *Options) exitFor(r *preflight.Report) error {
-	if o.ExitZero {
-		return nil
+	sev := make([]inspect.Severity, len(r.Findings))
+	for i, f := range r.Findings {
+		sev[i] = f.Severity
 	}
-	threshold := inspect.Severity(o.FailOn).Rank()
-	n := 0
-	for _, f := range r.Findings {
-		if f.Severity.Rank() >= threshold {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("%d finding(s) at or above %s (exit code 2; --exit-zero reports without failing)", n, o.FailOn)
-	if !o.Output.IsTable() {
-		msg = ""
-	}
-	return &cmdutil.ResultError{Code: cmdutil.ExitFindings, Message: msg}
+	return cmdutil.FindingsExit(sev, o.FailOn, o.ExitZero, o.Output.IsTable())
 }

@@ -6,54 +6,25 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
 )
 
-// style decorates text when colour is on; symbols carry the meaning without it.
-type style struct{ color bool }
-
-func (s style) sev(sev inspect.Severity, text string) string {
-	if !s.color {
-		return text
-	}
-	switch sev {
-	case inspect.SeverityError:
-		return printers.Color("31", text)
-	case inspect.SeverityWarning:
-		return printers.Color("33", text)
-	}
-	return printers.Color("2", text)
-}
-
-func (s style) bold(text string) string {
-	if !s.color {
-		return text
-	}
-	return printers.Bold(text)
-}
-
-func symbol(sev inspect.Severity) string {
-	switch sev {
-	case inspect.SeverityError:
-		return "✗"
-	case inspect.SeverityWarning:
-		return "!"
-	}
-	return "i"
-}
+// style is the report style shared with topology.
+type style = cmdutil.Style
 
 func (o *Options) tableOptions(st style) printers.TableOptions {
 	opts := printers.TableOptions{Wide: o.Output.Format == "wide", NoHeaders: o.Output.NoHeaders}
-	if st.color {
+	if st.Color {
 		opts.HeaderStyle = printers.Bold
 	}
 	return opts
 }
 
 func (o *Options) print(r *preflight.Report) error {
-	st := style{color: o.IO.ColorEnabled()}
+	st := style{Color: o.IO.ColorEnabled()}
 	w := o.IO.Out
 	if o.Output.NoHeaders {
 		for _, n := range r.Notes {
@@ -78,7 +49,7 @@ func (o *Options) print(r *preflight.Report) error {
 		return t.Render(w, o.tableOptions(st))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s   %s %s\n", st.bold("Context:"), orDash(r.Context), st.bold("Nodes:"), nodesLine(r))
+	fmt.Fprintf(&b, "%s %s   %s %s\n", st.Bold("Context:"), orDash(r.Context), st.Bold("Nodes:"), nodesLine(r))
 	flush := func() error {
 		_, err := io.WriteString(w, b.String())
 		b.Reset()
@@ -86,8 +57,8 @@ func (o *Options) print(r *preflight.Report) error {
 	}
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
-		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s\n\n", st.bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
-			st.bold("Policy:"), policyLine(d.Policy), st.bold("Router:"), orDash(d.RouterMode))
+		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
+			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode))
 		if err := flush(); err != nil {
 			return err
 		}
@@ -105,14 +76,14 @@ func (o *Options) print(r *preflight.Report) error {
 		}
 	}
 	if len(r.Findings) > 0 {
-		b.WriteString("\n" + st.bold("Findings:") + "\n")
+		b.WriteString("\n" + st.Bold("Findings:") + "\n")
 		for _, f := range r.Findings {
 			where := f.Namespace + "/" + f.Deployment
 			if f.Domain != "" {
 				where += " " + f.Domain
 			}
-			fmt.Fprintf(&b, "%s %s (%s)  %s  %s\n", st.sev(f.Severity, symbol(f.Severity)+" "+string(f.Severity)),
-				st.bold(f.ID), f.Certainty, where, f.Message)
+			fmt.Fprintf(&b, "%s %s (%s)  %s  %s\n", st.Severity(f.Severity, cmdutil.SeveritySymbol(f.Severity)+" "+string(f.Severity)),
+				st.Bold(f.ID), f.Certainty, where, f.Message)
 			if f.Hint != "" {
 				fmt.Fprintf(&b, "    fix: %s\n", f.Hint)
 			}
@@ -124,7 +95,7 @@ func (o *Options) print(r *preflight.Report) error {
 		b.WriteString("\nNo findings.\n")
 	}
 	if len(r.Notes) > 0 {
-		b.WriteString("\n" + st.bold("Notes:") + "\n")
+		b.WriteString("\n" + st.Bold("Notes:") + "\n")
 		for _, n := range r.Notes {
 			prefix := string(n.Source)
 			if n.Deployment != "" {

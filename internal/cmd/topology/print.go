@@ -7,59 +7,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 )
 
-// style decorates text when colour is on; symbols carry the meaning without it.
-type style struct{ color bool }
-
-func (s style) sev(sev inspect.Severity, text string) string {
-	if !s.color {
-		return text
-	}
-	switch sev {
-	case inspect.SeverityError:
-		return printers.Color("31", text)
-	case inspect.SeverityWarning:
-		return printers.Color("33", text)
-	}
-	return printers.Color("2", text)
-}
-
-func (s style) bold(text string) string {
-	if !s.color {
-		return text
-	}
-	return printers.Bold(text)
-}
-
-// severitySymbol marks severities so that they read without colour.
-func severitySymbol(sev inspect.Severity) string {
-	switch sev {
-	case inspect.SeverityError:
-		return "✗"
-	case inspect.SeverityWarning:
-		return "!"
-	}
-	return "i"
-}
+// style is the report style shared with preflight.
+type style = cmdutil.Style
 
 // printReport writes the human form of a report.
 func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n",
-		st.bold("Context:"), orDash(r.Context), st.bold("Namespace:"), namespaceLabel(r.Namespace), st.bold("Sources:"), sourcesLine(r.Sources, o.Now()))
+		st.Bold("Context:"), orDash(r.Context), st.Bold("Namespace:"), namespaceLabel(r.Namespace), st.Bold("Sources:"), sourcesLine(r.Sources, o.Now()))
 	if len(r.Deployments) == 0 {
 		b.WriteString("\nNo DynamoGraphDeployment found.\n")
 	}
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n", st.bold("Deployment:"), deploymentName(d),
-			st.bold("Policy:"), policyLine(d.Policy), st.bold("Router:"), orDash(d.RouterMode))
+		fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n", st.Bold("Deployment:"), deploymentName(d),
+			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode))
 		if o.Output.Format == "wide" && d.RoutingQuality != nil {
-			fmt.Fprintf(&b, "%s %s\n", st.bold("KV routing:"), d.RoutingQuality.Line())
+			fmt.Fprintf(&b, "%s %s\n", st.Bold("KV routing:"), d.RoutingQuality.Line())
 		}
 		b.WriteString("\n")
 		if d.NotDeployed {
@@ -85,7 +55,7 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 		}
 	}
 	if len(r.Findings) > 0 {
-		b.WriteString("\n" + st.bold("Findings:") + "\n")
+		b.WriteString("\n" + st.Bold("Findings:") + "\n")
 		for _, f := range r.Findings {
 			where := f.Deployment
 			if f.Namespace != "" {
@@ -94,8 +64,8 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 			if f.Domain != "" {
 				where += " " + f.Domain
 			}
-			fmt.Fprintf(&b, "%s %s  %s  %s\n", st.sev(f.Severity, severitySymbol(f.Severity)+" "+string(f.Severity)),
-				st.bold(f.ID), where, f.Message)
+			fmt.Fprintf(&b, "%s %s  %s  %s\n", st.Severity(f.Severity, cmdutil.SeveritySymbol(f.Severity)+" "+string(f.Severity)),
+				st.Bold(f.ID), where, f.Message)
 			if f.Hint != "" {
 				fmt.Fprintf(&b, "    fix: %s\n", f.Hint)
 			}
@@ -107,7 +77,7 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 		b.WriteString("\nNo findings.\n")
 	}
 	if len(r.Notes) > 0 {
-		b.WriteString("\n" + st.bold("Notes:") + "\n")
+		b.WriteString("\n" + st.Bold("Notes:") + "\n")
 		for _, n := range r.Notes {
 			prefix := string(n.Source)
 			if n.Deployment != "" {
@@ -122,7 +92,7 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 
 func tableOptions(o *Options, st style) printers.TableOptions {
 	opts := printers.TableOptions{Wide: o.Output.Format == "wide", NoHeaders: o.Output.NoHeaders}
-	if st.color {
+	if st.Color {
 		opts.HeaderStyle = printers.Bold
 	}
 	return opts
@@ -238,7 +208,7 @@ func flags(dom inspect.DomainReport, findings []inspect.Finding, d *inspect.Depl
 				break
 			}
 		}
-		parts = append(parts, severitySymbol(sev)+" "+id)
+		parts = append(parts, cmdutil.SeveritySymbol(sev)+" "+id)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -250,7 +250,7 @@ func (o *Options) print(r *inspect.Report) error {
 	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
 		return err
 	}
-	st := style{color: o.IO.ColorEnabled()}
+	st := style{Color: o.IO.ColorEnabled()}
 	if o.Output.NoHeaders {
 		// The notes, which a report prints under Notes:, go to stderr: the
 		// rows stay parseable and a degraded read is not silent.
@@ -266,24 +266,11 @@ func (o *Options) print(r *inspect.Report) error {
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.
 func (o *Options) exitFor(r *inspect.Report) error {
-	if o.ExitZero {
-		return nil
+	sev := make([]inspect.Severity, len(r.Findings))
+	for i, f := range r.Findings {
+		sev[i] = f.Severity
 	}
-	threshold := inspect.Severity(o.FailOn).Rank()
-	n := 0
-	for _, f := range r.Findings {
-		if f.Severity.Rank() >= threshold {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("%d finding(s) at or above %s (exit code 2; --exit-zero reports without failing)", n, o.FailOn)
-	if !o.Output.IsTable() {
-		msg = ""
-	}
-	return &cmdutil.ResultError{Code: cmdutil.ExitFindings, Message: msg}
+	return cmdutil.FindingsExit(sev, o.FailOn, o.ExitZero, o.Output.IsTable())
 }
 
 // reportWithoutTimes drops the read times so --watch reprints only on real change.
