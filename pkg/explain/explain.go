@@ -76,7 +76,9 @@ type explainer struct {
 	mode       routecore.RouterMode
 	modeKnown  bool
 	thresholds routecore.BusyThresholds
-	policy     *inspect.TransferPolicy
+	// thresholdsSource says where the thresholds come from.
+	thresholdsSource string
+	policy           *inspect.TransferPolicy
 
 	prefill, decode []routecore.Worker
 	byID            map[routecore.WorkerID]*member
@@ -181,9 +183,9 @@ func (e *explainer) config() error {
 			return inputErr("Check the knob flags (--overlap-score-credit, --temperature, …) against docs/routing.md.", "the %s configuration is invalid: %v", c.what, err)
 		}
 	}
-	e.thresholds = r.Thresholds
+	e.thresholds, e.thresholdsSource = r.Thresholds, r.ThresholdsSource
 	if k.Thresholds != nil {
-		e.thresholds = *k.Thresholds
+		e.thresholds, e.thresholdsSource = *k.Thresholds, "the --active-*-threshold what-if flags"
 		changed = append(changed, "busy thresholds")
 	}
 	if err := e.thresholds.Validate(); err != nil {

@@ -40,7 +40,11 @@ func (e *explainer) routerMode() string {
 func (e *explainer) modeWorkers(pool []routecore.Worker) []routecore.ModeWorker {
 	out := make([]routecore.ModeWorker, 0, len(pool))
 	for _, w := range pool {
-		mw := routecore.ModeWorker{ID: w.ID, Overloaded: routecore.WorkerOverload(e.thresholds, w).Overloaded}
+		rep := routecore.WorkerOverload(e.thresholds, w)
+		mw := routecore.ModeWorker{ID: w.ID, Overloaded: rep.Overloaded}
+		if rep.Overloaded {
+			mw.OverloadDetail = routecore.DescribeOverload(rep)
+		}
 		for _, l := range w.Loads {
 			mw.InFlight += l.ActiveRequests
 		}
@@ -222,7 +226,7 @@ func (e *explainer) modeVerdict(pre *routecore.ModeDecision, dec routecore.ModeD
 	switch {
 	case pre != nil && pre.ErrorKind != "":
 		fail("prefill", pre.ErrorKind, pre.Error, 1)
-		v.Cause, v.Fix = modeErrorCause(pre.ErrorKind, "prefill", e.mode)
+		v.Cause, v.Fix = e.modeErrorCause(pre.ErrorKind, "prefill", x.Prefill)
 	default:
 		if pre != nil {
 			for _, c := range pre.Candidates {
@@ -240,7 +244,7 @@ func (e *explainer) modeVerdict(pre *routecore.ModeDecision, dec routecore.ModeD
 		if dec.ErrorKind != "" {
 			if v.Stage == "" {
 				v.Stage, v.Error, v.Message = "decode", dec.ErrorKind, dec.Error
-				v.Cause, v.Fix = modeErrorCause(dec.ErrorKind, "decode", e.mode)
+				v.Cause, v.Fix = e.modeErrorCause(dec.ErrorKind, "decode", x.Decode)
 			}
 			v.FailureProbability = 1
 		}
@@ -294,13 +298,12 @@ func (e *explainer) modeVerdict(pre *routecore.ModeDecision, dec routecore.ModeD
 }
 
 // modeErrorCause explains a non-KV hop's error in deployment terms.
-func modeErrorCause(kind, stage string, mode routecore.RouterMode) (cause, fix string) {
+func (e *explainer) modeErrorCause(kind, stage string, s *Stage) (cause, fix string) {
 	switch kind {
 	case routecore.ErrKindNoInstances:
 		return fmt.Sprintf("no %s worker is routable", stage), fmt.Sprintf("start %s workers or make them ready", stage)
 	case routecore.ErrKindAllWorkersBusy:
-		return fmt.Sprintf("every %s worker is over the busy thresholds, so the %s picker has no free worker (HTTP 503)", stage, mode),
-			"add capacity, or raise the busy thresholds (--active-decode-blocks-threshold, --active-prefill-tokens-threshold[-frac])"
+		return e.allBusyCause(stage, s), allBusyFix
 	case routecore.ErrKindDirectTargetMissing:
 		return fmt.Sprintf("direct mode routes only to the worker the request names, and this request names no %s worker", stage),
 			fmt.Sprintf("have the external router set the %s instance id (--prefill / --decode POD here)", stage)
@@ -310,4 +313,47 @@ func modeErrorCause(kind, stage string, mode routecore.RouterMode) (cause, fix s
 		return fmt.Sprintf("the %s worker the request names is over the busy thresholds", stage), "name another worker or add capacity"
 	}
 	return "", ""
+}
+
+// allBusyFix is the fix of an admission refusal: every worker of the hop is
+// over the busy thresholds.
+const allBusyFix = "add capacity, or raise or unset the busy thresholds (--active-decode-blocks-threshold, --active-prefill-tokens-threshold[-frac]; live: POST /busy_threshold); --load/--assume-idle explore what-ifs"
+
+// allBusyCause words the frontend's admission refusal (PushRouter's
+// empty_free_pool_error, the KV router's AllEligibleWorkersOverloaded): in
+// every router mode a request is admitted only when a worker of the hop is
+// free, so with all of them over the busy thresholds the frontend answers
+// "All workers are busy, please retry later". The cause names the thresholds in
+// effect, where they come from, and each worker's tripped load.
+func (e *explainer) allBusyCause(stage string, s *Stage) string {
+	cause := fmt.Sprintf("all workers busy: every %s worker is over the busy thresholds (%s, from %s), so the %s router has no free worker and the frontend refuses the request with \"All workers are busy, please retry later\" (HTTP 529 since Dynamo 1.3, or DYN_HTTP_OVERLOAD_STATUS_CODE; 503 before)",
+		stage, describeThresholds(e.thresholds), cmp.Or(e.thresholdsSource, "the frontend's flags and env"), e.mode)
+	if s != nil {
+		reasons := ineligibleSummary(s, func(Candidate) bool { return true })
+		for i, r := range reasons {
+			reasons[i] = strings.TrimPrefix(r, ": ") // a non-KV hop's candidates carry no reason code
+		}
+		if len(reasons) > 0 {
+			cause += ": " + strings.Join(reasons, "; ")
+		}
+	}
+	return cause
+}
+
+// describeThresholds lists the busy thresholds that are set.
+func describeThresholds(t routecore.BusyThresholds) string {
+	var parts []string
+	if v := t.ActiveDecodeBlocksThreshold; v != nil {
+		parts = append(parts, fmt.Sprintf("active_decode_blocks_threshold %g", *v))
+	}
+	if v := t.ActivePrefillTokensThreshold; v != nil {
+		parts = append(parts, fmt.Sprintf("active_prefill_tokens_threshold %d", *v))
+	}
+	if v := t.ActivePrefillTokensThresholdFrac; v != nil {
+		parts = append(parts, fmt.Sprintf("active_prefill_tokens_threshold_frac %g", *v))
+	}
+	if len(parts) == 0 {
+		return "none set"
+	}
+	return strings.Join(parts, ", ")
 }

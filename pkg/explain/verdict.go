@@ -267,13 +267,16 @@ func (e *explainer) stageCause(leg string, s *Stage, role inspect.Role, d *route
 		return fmt.Sprintf("the request pins %s worker %s, which %s; a pinned request is never rerouted to another worker", leg, pinned, why),
 			"pin an eligible worker or drop the pin (--prefill, prefill_worker_id/decode_worker_id); to keep the pin, relieve that worker (--load, busy thresholds)"
 	}
+	if d.ErrorKind == "AllEligibleWorkersOverloaded" {
+		return e.allBusyCause(leg, s), allBusyFix
+	}
 	reasons := ineligibleSummary(s, func(Candidate) bool { return true })
 	cause = fmt.Sprintf("none of the %d %s candidates is eligible", n, leg)
 	if len(reasons) > 0 {
 		cause += ": " + strings.Join(reasons, "; ")
 	}
 	switch d.ErrorKind {
-	case "AllEligibleWorkersOverloaded", "PinnedWorkerOverloaded":
+	case "PinnedWorkerOverloaded":
 		fix = "add capacity or raise the frontend's busy thresholds (--active-decode-blocks-threshold, --active-prefill-tokens-threshold); --load/--assume-idle explore what-ifs"
 	case "PinnedWorkerNotAllowed":
 		fix = "pin a worker that is eligible, or drop the pin"

@@ -305,6 +305,10 @@ func eligMissingTaints(sortedTaints, required []string) []string {
 	return missing
 }
 
+// DescribeOverload words an overload report: which threshold each rank's load
+// trips, with the value and the limit ("" when nothing trips).
+func DescribeOverload(rep OverloadReport) string { return eligDescribeTrips(rep) }
+
 func eligDescribeTrips(rep OverloadReport) string {
 	var parts []string
 	for _, r := range rep.Ranks {

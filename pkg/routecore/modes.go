@@ -80,7 +80,8 @@ const (
 	// endpoint"; PushRouter::empty_free_pool_error).
 	ErrKindNoInstances = "NoInstances"
 	// ErrKindAllWorkersBusy: instances exist but every one is overloaded
-	// (ResourceExhausted "All workers are busy, please retry later", HTTP 503).
+	// (ResourceExhausted "All workers are busy, please retry later"; HTTP 529
+	// since Dynamo 1.3, #10941, or DYN_HTTP_OVERLOAD_STATUS_CODE; 503 before).
 	ErrKindAllWorkersBusy = "AllWorkersBusy"
 	// ErrKindDirectTargetMissing: direct mode and the request names no worker.
 	ErrKindDirectTargetMissing = "DirectTargetMissing"
@@ -109,6 +110,9 @@ type ModeWorker struct {
 	CPU bool `json:"cpu,omitempty"`
 	// Overloaded is the busy detector's verdict: such a worker is not free.
 	Overloaded bool `json:"overloaded,omitempty"`
+	// OverloadDetail names the thresholds the worker's loads trip
+	// (DescribeOverload); it only words the candidate's reason.
+	OverloadDetail string `json:"overloadDetail,omitempty"`
 }
 
 // ModeInput is one non-KV hop.
@@ -200,6 +204,9 @@ func SelectByMode(in ModeInput, rng Rand) (ModeDecision, error) {
 		d.Candidates[i].Worker = w
 		if w.Overloaded {
 			d.Candidates[i].Reason = "overloaded (busy thresholds): not among the free workers"
+			if w.OverloadDetail != "" {
+				d.Candidates[i].Reason = "overloaded (" + w.OverloadDetail + "): not among the free workers"
+			}
 			continue
 		}
 		free = append(free, i)
