@@ -301,6 +301,15 @@ func bldDecodeCard(raw json.RawMessage, bi *bldInstance) error {
 		}
 		_ = json.Unmarshal(c.RuntimeConfig, &extra)
 		bi.stableID = extra.StableRoutingID
+		// Dynamo's Option<bool>: a value that is neither a bool nor null makes
+		// the card undecodable, as a bad enable_eagle does.
+		var kv struct {
+			Enabled *bool `json:"kv_event_publishing_enabled"`
+		}
+		if err := json.Unmarshal(c.RuntimeConfig, &kv); err != nil {
+			return fmt.Errorf("runtime_config: %w", err)
+		}
+		bi.inst.KvEventPublishing = kv.Enabled
 		if !bldIsNull(extra.DisaggregatedEndpoint) && bi.legacyPrefill == "" {
 			bi.legacyPrefill = "card disaggregated_endpoint"
 		}
@@ -554,11 +563,12 @@ type bldFastCard struct {
 
 type bldFastRuntime struct {
 	routecore.RuntimeConfig
-	StableRoutingID       string          `json:"stable_routing_id"`
-	DisaggregatedEndpoint json.RawMessage `json:"disaggregated_endpoint"`
+	StableRoutingID          string          `json:"stable_routing_id"`
+	DisaggregatedEndpoint    json.RawMessage `json:"disaggregated_endpoint"`
+	KvEventPublishingEnabled *bool           `json:"kv_event_publishing_enabled"`
 }
 
-// UnmarshalJSON decodes the runtime config and the two fields routecore does
+// UnmarshalJSON decodes the runtime config and the three fields routecore does
 // not keep in one pass (the embedded RuntimeConfig's own UnmarshalJSON would
 // otherwise be promoted and skip them), recording as it does whether
 // data_parallel_size was present.
@@ -566,9 +576,10 @@ func (r *bldFastRuntime) UnmarshalJSON(data []byte) error {
 	type plainRC routecore.RuntimeConfig
 	var v struct {
 		plainRC
-		DataParallelSize      *uint32         `json:"data_parallel_size"`
-		StableRoutingID       string          `json:"stable_routing_id"`
-		DisaggregatedEndpoint json.RawMessage `json:"disaggregated_endpoint"`
+		DataParallelSize         *uint32         `json:"data_parallel_size"`
+		StableRoutingID          string          `json:"stable_routing_id"`
+		DisaggregatedEndpoint    json.RawMessage `json:"disaggregated_endpoint"`
+		KvEventPublishingEnabled *bool           `json:"kv_event_publishing_enabled"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
@@ -579,6 +590,7 @@ func (r *bldFastRuntime) UnmarshalJSON(data []byte) error {
 		r.DataParallelSize = *v.DataParallelSize
 	}
 	r.StableRoutingID, r.DisaggregatedEndpoint = v.StableRoutingID, v.DisaggregatedEndpoint
+	r.KvEventPublishingEnabled = v.KvEventPublishingEnabled
 	return nil
 }
 
@@ -628,6 +640,7 @@ func bldFastDWM(data []byte, source string) (out []*bldInstance, ok bool) {
 				if rc := c.RuntimeConfig; rc != nil {
 					bi.inst.Runtime = rc.RuntimeConfig
 					bi.stableID = rc.StableRoutingID
+					bi.inst.KvEventPublishing = rc.KvEventPublishingEnabled
 					if !bldIsNull(rc.DisaggregatedEndpoint) && bi.legacyPrefill == "" {
 						bi.legacyPrefill = "card disaggregated_endpoint"
 					}

@@ -38,7 +38,7 @@ var (
 	bldWalkCardFields    = []string{"display_name", "kv_cache_block_size", "worker_type", "model_type", "runtime_config", "router_config"}
 	bldWalkRuntimeFields = []string{"total_kv_blocks", "max_num_seqs", "max_num_batched_tokens", "data_parallel_start_rank",
 		"data_parallel_size", "enable_eagle", "taints", "topology_domains", "kv_transfer_domain", "kv_transfer_enforcement",
-		"kv_transfer_preferred_weight", "stable_routing_id", "disaggregated_endpoint"}
+		"kv_transfer_preferred_weight", "stable_routing_id", "disaggregated_endpoint", "kv_event_publishing_enabled"}
 )
 
 // bldWalkDWM is bldFastDWM(json.Marshal(data), source) without the roundtrip,
@@ -187,6 +187,7 @@ func bldWalkEntry(v any, key, source string) (*bldInstance, bool) {
 		if c.hasRuntime {
 			bi.inst.Runtime = c.runtime
 			bi.stableID = c.stableID
+			bi.inst.KvEventPublishing = c.kvEvents
 			if c.disaggregated && bi.legacyPrefill == "" {
 				bi.legacyPrefill = "card disaggregated_endpoint"
 			}
@@ -206,6 +207,7 @@ type bldWalkedCard struct {
 	runtime                 routecore.RuntimeConfig
 	stableID                string
 	disaggregated           bool
+	kvEvents                *bool
 	routerConfig            json.RawMessage
 }
 
@@ -266,7 +268,7 @@ func (c *bldWalkedCard) encodeRouterConfig(v any) bool {
 }
 
 // walkRuntime reads a runtime_config into routecore.RuntimeConfig (which has
-// no custom JSON decoding: plain fields only) plus the two extra fields.
+// no custom JSON decoding: plain fields only) plus the three extra fields.
 func (c *bldWalkedCard) walkRuntime(m map[string]any) bool {
 	r := &c.runtime
 	var ok bool
@@ -309,6 +311,11 @@ func (c *bldWalkedCard) walkRuntime(m map[string]any) bool {
 			r.KvTransferPreferredWeight, ok = bldWalkFloatPtr(v)
 		case "stable_routing_id":
 			c.stableID, ok = bldWalkString(v)
+		case "kv_event_publishing_enabled":
+			c.kvEvents, ok = nil, v == nil
+			if b, isBool := v.(bool); isBool {
+				c.kvEvents, ok = &b, true
+			}
 		case "disaggregated_endpoint":
 			ok = bldWalkPlain(v, 6)
 			c.disaggregated = v != nil

@@ -3,6 +3,7 @@ package inspect
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -164,7 +165,7 @@ var dwmEdgeCases = []struct {
 	{"weight out of range", `{"m":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"kv_transfer_preferred_weight":1e400}}}}}`, false},
 	{"weight a string", `{"m":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"kv_transfer_preferred_weight":"0.5"}}}}}`, false},
 	{"missing fields", `{"e":{"k":{"type":"Endpoint","instance_id":7}},"m":{"k":{"type":"Model","instance_id":7,"card_json":{}}},"r":{"k":{"type":"Model","instance_id":8,"card_json":{"runtime_config":{}}}}}`, true},
-	{"null fields", `{"e":{"k":{"type":"Model","namespace":null,"component":null,"endpoint":null,"instance_id":3,"transport":null,"card_json":{"display_name":null,"kv_cache_block_size":null,"worker_type":null,"model_type":null,"router_config":null,"runtime_config":{"total_kv_blocks":null,"max_num_seqs":null,"max_num_batched_tokens":null,"data_parallel_start_rank":null,"data_parallel_size":null,"enable_eagle":null,"taints":null,"topology_domains":null,"kv_transfer_domain":null,"kv_transfer_enforcement":null,"kv_transfer_preferred_weight":null,"stable_routing_id":null,"disaggregated_endpoint":null}}}}}`, true},
+	{"null fields", `{"e":{"k":{"type":"Model","namespace":null,"component":null,"endpoint":null,"instance_id":3,"transport":null,"card_json":{"display_name":null,"kv_cache_block_size":null,"worker_type":null,"model_type":null,"router_config":null,"runtime_config":{"total_kv_blocks":null,"max_num_seqs":null,"max_num_batched_tokens":null,"data_parallel_start_rank":null,"data_parallel_size":null,"enable_eagle":null,"taints":null,"topology_domains":null,"kv_transfer_domain":null,"kv_transfer_enforcement":null,"kv_transfer_preferred_weight":null,"stable_routing_id":null,"disaggregated_endpoint":null,"kv_event_publishing_enabled":null}}}}}`, true},
 	{"null card and runtime", `{"e":{"a":{"type":"Model","instance_id":3,"card_json":null},"b":{"type":"Model","instance_id":4,"card_json":{"runtime_config":null}}}}`, true},
 	{"null maps and entries", `{"endpoints":null,"model_cards":{"k":null},"event_sources":{}}`, true},
 	{"nested nulls", `{"m":{"k":{"type":"Model","instance_id":1,"transport":{"http":null,"tcp":"10.0.0.9:1/x"},"card_json":{"runtime_config":{"taints":[null,"a",null],"topology_domains":{"zone":null,"rack":"r1"}},"router_config":{"a":null,"b":[null]}}}}}`, true},
@@ -177,6 +178,9 @@ var dwmEdgeCases = []struct {
 	{"wrong type: taints", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"taints":"a"}}}}}`, false},
 	{"wrong type: taint", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"taints":[1]}}}}}`, false},
 	{"wrong type: domain", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"topology_domains":{"z":1}}}}}}`, false},
+	{"kv_event_publishing_enabled", `{"m":{"a":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"kv_event_publishing_enabled":true}}},"b":{"type":"Model","instance_id":2,"card_json":{"runtime_config":{"kv_event_publishing_enabled":false}}},"c":{"type":"Model","instance_id":3,"card_json":{"runtime_config":{"kv_event_publishing_enabled":null}}},"d":{"type":"Endpoint","instance_id":4,"card_json":{"runtime_config":{"kv_event_publishing_enabled":false}}}}}`, true},
+	{"wrong type: kv_event_publishing_enabled", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"kv_event_publishing_enabled":"false"}}}}}`, false},
+	{"case-folded kv_event_publishing_enabled", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"KV_Event_Publishing_Enabled":false}}}}}`, false},
 	{"wrong type: enable_eagle", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"enable_eagle":"true"}}}}}`, false},
 	{"wrong type: dp size", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"runtime_config":{"data_parallel_size":-1}}}}}`, false},
 	{"wrong type: worker_type", `{"e":{"k":{"type":"Model","instance_id":1,"card_json":{"worker_type":7}}}}`, false},
@@ -699,4 +703,65 @@ func BenchmarkDWMDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDecodeKvEventPublishing: every card decoder (the walker, the one-pass
+// JSON decoder and the entry-by-entry one) reads runtime_config's
+// kv_event_publishing_enabled (#12095) as unknown, true or false, and the
+// entry-by-entry decoder rejects a card whose value is not a bool, as Dynamo's
+// serde does.
+func TestDecodeKvEventPublishing(t *testing.T) {
+	entry := func(id int, field string) string {
+		return fmt.Sprintf(`{"type":"Model","instance_id":%d,"card_json":{"worker_type":"prefill","runtime_config":{"total_kv_blocks":8%s}}}`, id, field)
+	}
+	const kv = `,"kv_event_publishing_enabled":`
+	data := `{"model_cards":{"a":` + entry(1, "") + `,"b":` + entry(2, kv+"true") + `,"c":` + entry(3, kv+"false") + `,"d":` + entry(4, kv+"null") + `}}`
+	want := map[string]string{"a": "unknown", "b": "true", "c": "false", "d": "unknown"}
+	state := func(p *bool) string {
+		if p == nil {
+			return "unknown"
+		}
+		return fmt.Sprint(*p)
+	}
+	check := func(path string, out []*bldInstance) {
+		t.Helper()
+		got := map[string]string{}
+		for _, bi := range out {
+			got[bi.key] = state(bi.inst.KvEventPublishing)
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: kv_event_publishing_enabled = %v, want %v", path, got, want)
+		}
+	}
+	walked, ok := bldWalkDWMNoRecover(dwmJSON(t, data), "dwm/w")
+	if !ok {
+		t.Fatal("the walker fell back")
+	}
+	check("walker", walked)
+	fast, ok := bldFastDWM([]byte(data), "dwm/w")
+	if !ok {
+		t.Fatal("the one-pass decoder fell back")
+	}
+	check("one-pass", fast)
+	var entries map[string]map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(data), &entries); err != nil {
+		t.Fatal(err)
+	}
+	var general []*bldInstance
+	for k, raw := range entries["model_cards"] {
+		bi, err := (&bldBuilder{}).decodeInstance(raw, k, "dwm/w")
+		if err != nil {
+			t.Fatalf("entry %s: %v", k, err)
+		}
+		general = append(general, bi)
+	}
+	check("entry-by-entry", general)
+
+	bad := json.RawMessage(entry(5, kv+`"false"`))
+	if _, ok := bldFastDWM([]byte(`{"m":{"k":`+string(bad)+`}}`), "dwm/w"); ok {
+		t.Error("the one-pass decoder accepted a string kv_event_publishing_enabled")
+	}
+	if _, err := (&bldBuilder{}).decodeInstance(bad, "k", "dwm/w"); err == nil || !strings.Contains(err.Error(), "runtime_config") {
+		t.Errorf("a string kv_event_publishing_enabled: err = %v, want a runtime_config error", err)
+	}
 }

@@ -350,6 +350,11 @@ type Instance struct {
 	BlockSize int `json:"blockSize,omitempty"`
 	// Runtime is the card's runtime_config.
 	Runtime routecore.RuntimeConfig `json:"runtime"`
+	// KvEventPublishing is runtime_config.kv_event_publishing_enabled: whether
+	// the worker says its engine publishes KV events (#12095); nil when the
+	// card does not say (workers before it). Kept here, not in Runtime, which
+	// holds what routing computes with.
+	KvEventPublishing *bool `json:"kvEventPublishingEnabled,omitempty"`
 	// RouterConfig is the card's router_config when present (raw JSON).
 	RouterConfig json.RawMessage `json:"routerConfig,omitempty"`
 	// Source is "dwm/<name>" or "etcd/<key>".

@@ -25,6 +25,23 @@ type publishing struct {
 	on    bool
 	// why is the evidence, e.g. "no --kv-events-config".
 	why string
+	// card is set when the evidence is the worker's own model card
+	// (kv_event_publishing_enabled false) rather than its command line.
+	card bool
+}
+
+// cardPublishing reads what a replica's cards declare about KV-event
+// publishing (runtime_config.kv_event_publishing_enabled, #12095): declared
+// when any card says; on unless one says false (the router warns about each
+// worker whose card says false).
+func cardPublishing(r *replica) (declared, on bool) {
+	on = true
+	for _, in := range r.cards {
+		if p := in.KvEventPublishing; p != nil {
+			declared, on = true, on && *p
+		}
+	}
+	return declared, on
 }
 
 // kvPublishing reads a worker's engine and KV-event flags from its command line:

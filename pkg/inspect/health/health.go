@@ -143,7 +143,7 @@ func replicasOf(d *inspect.Deployment) []*replica {
 func hasCard(in *inspect.Instance) bool {
 	rc := &in.Runtime
 	return in.WorkerType != "" || in.BlockSize > 0 || rc.TotalKvBlocks != nil || rc.MaxNumSeqs != nil ||
-		rc.MaxNumBatchedTokens != nil
+		rc.MaxNumBatchedTokens != nil || in.KvEventPublishing != nil
 }
 
 // routing is the router configuration that applies to one worker set: a worker

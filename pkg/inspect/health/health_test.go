@@ -81,6 +81,18 @@ func workers(role inspect.Role, f func(w *inspect.Worker)) depOpt {
 	}
 }
 
+func ptr[T any](v T) *T { return &v }
+
+// cardPublishes sets runtime_config.kv_event_publishing_enabled on the cards
+// of every worker of a role, as workers with #12095 publish it.
+func cardPublishes(role inspect.Role, on bool) depOpt {
+	return workers(role, func(w *inspect.Worker) {
+		for i := range w.Instances {
+			w.Instances[i].KvEventPublishing = ptr(on)
+		}
+	})
+}
+
 func prefillArgs(argv string, env map[string]string) depOpt {
 	return workers(inspect.RolePrefill, func(w *inspect.Worker) { w.Argv, w.Env = words(argv), env })
 }
@@ -121,6 +133,20 @@ func TestFindings(t *testing.T) {
 			w.Argv = []string{"mpirun", "--allow-run-as-root", "bash", "-c", "trtllm-llmapi-launch python3 -m dynamo.trtllm --model-path /m --disaggregation-mode prefill --extra-engine-args /cfg/prefill.yaml"}
 		})), want: []string{"KvEventsNotPublished warning"}, contains: []string{"TensorRT-LLM: no --publish-kv-events"}},
 		{name: "TRT-LLM with the deprecated --publish-events-and-metrics", snap: disaggRouter(prefillArgs("python3 -m dynamo.trtllm --disaggregation-mode prefill --publish-events-and-metrics", nil))},
+		{name: "card kv_event_publishing_enabled false: certain even with the flag on the command line (#12095)", snap: disaggRouter(withEvents, cardPublishes(inspect.RolePrefill, false)),
+			want: []string{"KvEventsNotPublished warning"}, contains: []string{"2 prefill workers report KV-event publishing disabled (the worker's own model card: runtime_config.kv_event_publishing_enabled false; vLLM)"}},
+		{name: "card false with engine args from a file (undecidable from args)", snap: disaggRouter(prefillArgs(vllmPrefillNoEvents+" --engine-config-json /etc/engine.json", nil), cardPublishes(inspect.RolePrefill, false)),
+			want: []string{"KvEventsNotPublished warning"}, contains: []string{"kv_event_publishing_enabled false; vLLM)"}},
+		{name: "card false with no command line (etcd-only worker)", snap: disaggRouter(prefillArgs("", nil), cardPublishes(inspect.RolePrefill, false)),
+			want: []string{"KvEventsNotPublished warning"}, contains: []string{"2 prefill workers report KV-event publishing disabled (the worker's own model card: runtime_config.kv_event_publishing_enabled false)"}},
+		{name: "card false on one of two prefill workers", snap: disaggRouter(withEvents, func(d *inspect.Deployment) { d.Workers[1].Instances[0].KvEventPublishing = ptr(false) }),
+			want: []string{"KvEventsNotPublished warning"}, contains: []string{"1 prefill worker reports", "vllm-v1-disagg-router-vllmprefillworker-b"}},
+		{name: "card true: no finding though the args look bare (config file)", snap: disaggRouter(cardPublishes(inspect.RolePrefill, true))},
+		{name: "card false on decode workers: not scored by their cache without conditional disaggregation", snap: disaggRouter(withEvents, cardPublishes(inspect.RoleDecode, false))},
+		{name: "card false on decode workers under conditional disaggregation", snap: disaggRouter(withEvents, cardPublishes(inspect.RoleDecode, false), func(d *inspect.Deployment) {
+			d.Router.Config.ConditionalDisaggEnabled = true
+		}), want: []string{"KvEventsNotPublished warning"}, contains: []string{"2 decode workers report KV-event publishing disabled", "conditional disaggregation scores decode workers"}},
+		{name: "card false but the router does not consume events (--no-router-kv-events)", snap: disaggRouter(cardPublishes(inspect.RolePrefill, false), func(d *inspect.Deployment) { d.Router.Config.UseKvEvents = false })},
 		{name: "TRT-LLM with DYN_TRTLLM_PUBLISH_KV_EVENTS=true", snap: disaggRouter(prefillArgs("python3 -m dynamo.trtllm --disaggregation-mode prefill", map[string]string{"DYN_TRTLLM_PUBLISH_KV_EVENTS": "true"}))},
 
 		{name: "hash space: one prefill worker with block size 32 (#1233, #7368)", snap: disaggRouter(withEvents, func(d *inspect.Deployment) { d.Workers[1].Instances[0].BlockSize = 32 }),

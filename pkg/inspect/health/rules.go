@@ -16,11 +16,16 @@ import (
 // indexer (KvRouterConfig::should_subscribe_to_kv_events); prefill and aggregated
 // workers then need an event source, decode workers only under conditional
 // disaggregation (KvEventSourceRequirement::derive, lib/llm/src/kv_router.rs).
+// A worker's card says whether it publishes (runtime_config
+// kv_event_publishing_enabled, #12095): false is the worker's own word, so the
+// finding holds whatever its command line says; true clears it (the flags may
+// be in a config file); only without it is the command line read.
 func (c *check) kvEvents() {
 	type key struct {
 		role   inspect.Role
 		engine string
 		why    string
+		card   bool
 		source string
 	}
 	groups := map[key][]*replica{}
@@ -33,14 +38,23 @@ func (c *check) kvEvents() {
 		}
 		needs := role == inspect.RolePrefill || role == inspect.RoleAggregated ||
 			(role == inspect.RoleDecode && rt.cfg.ConditionalDisaggEnabled)
-		if !needs || len(r.leader.Argv) == 0 {
+		if !needs {
 			continue
 		}
-		p := kvPublishing(r.leader)
-		if !p.known || p.on {
+		var p publishing
+		switch declared, on := cardPublishing(r); {
+		case declared && on:
 			continue
+		case declared:
+			p = publishing{engine: engineOf(inspect.CommandWords(r.leader.Argv, r.leader.Env)), known: true, card: true}
+		case len(r.leader.Argv) == 0:
+			continue
+		default:
+			if p = kvPublishing(r.leader); !p.known || p.on {
+				continue
+			}
 		}
-		k := key{role: role, engine: p.engine, why: p.why, source: rt.source}
+		k := key{role: role, engine: p.engine, why: p.why, card: p.card, source: rt.source}
 		if groups[k] == nil {
 			keys = append(keys, k)
 		}
@@ -54,13 +68,25 @@ func (c *check) kvEvents() {
 			engineSGLang: `add --kv-events-config '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:5557"}' to the workers' args (radix cache on)`,
 			engineTRTLLM: "add --publish-kv-events (before Dynamo 1.3.0: --publish-events-and-metrics) to the workers' args",
 		}[k.engine]
+		if fix == "" {
+			fix = "turn the engine's KV-event publishing on (vLLM and SGLang: --kv-events-config; TensorRT-LLM: --publish-kv-events)"
+		}
 		extra := ""
 		if k.role == inspect.RoleDecode {
 			extra = " (conditional disaggregation scores decode workers by their cache too)"
 		}
+		what := fmt.Sprintf("%s none (%s: %s%s)", pluralVerb(len(rs), string(k.role)+" worker", "publishes", "publish"), engineNames[k.engine], k.why, extra)
+		if k.card {
+			engine := ""
+			if name := engineNames[k.engine]; name != "" {
+				engine = "; " + name
+			}
+			what = fmt.Sprintf("%s KV-event publishing disabled (the worker's own model card: runtime_config.kv_event_publishing_enabled false%s%s)",
+				pluralVerb(len(rs), string(k.role)+" worker", "reports", "report"), engine, extra)
+		}
 		c.add(inspect.Finding{ID: FindingKvEventsNotPublished, Severity: inspect.SeverityWarning, Objects: podObjects(rs),
-			Message: fmt.Sprintf("the router expects KV events (kv mode with use_kv_events, %s), but %s none (%s: %s%s): %s. Its prefix index stays empty for them, so every request sees 0 cached blocks there and is placed on load alone; the KV hit rate stays near 0 %% however much prompts share, and only the frontend log says so (kv_event_publisher_disabled, #12095)",
-				k.source, pluralVerb(len(rs), string(k.role)+" worker", "publishes", "publish"), engineNames[k.engine], k.why, extra, examples(ns)),
+			Message: fmt.Sprintf("the router expects KV events (kv mode with use_kv_events, %s), but %s: %s. Its prefix index stays empty for them, so every request sees 0 cached blocks there and is placed on load alone; the KV hit rate stays near 0 %% however much prompts share, and only the frontend log says so (kv_event_publisher_disabled, #12095)",
+				k.source, what, examples(ns)),
 			Hint: fix + "; or, to route without events on purpose, run the frontend with --no-router-kv-events (approximate mode)"})
 	}
 }
