@@ -1,0 +1,154 @@
+package trace
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// mooncakeRow is one row of a Mooncake trace (and of mooncake-delta). The
+// fields upstream readers also accept are kept so that a trace using them
+// gets a clear answer.
+type mooncakeRow struct {
+	Timestamp    *json.Number `json:"timestamp"`
+	CreatedTime  *json.Number `json:"created_time"`
+	InputLength  *int64       `json:"input_length"`
+	OutputLength *int64       `json:"output_length"`
+	HashIDs      []uint64     `json:"hash_ids"`
+	SessionID    sessionID    `json:"session_id"`
+	Delay        *json.Number `json:"delay"`
+	DelayMS      *json.Number `json:"delay_ms"`
+}
+
+// maxSessions bounds the sessions a mooncake-delta trace may keep open.
+const maxSessions = 1 << 20
+
+type mooncakeReader struct {
+	lines *lineReader
+	o     Options
+	delta bool
+	row   mooncakeRow
+	order order
+	// sessions holds each mooncake-delta session's prompt so far, as
+	// segments (hash ids and lengths), not tokens.
+	sessions map[string]*deltaSession
+}
+
+type deltaSession struct {
+	segs []segment
+	n    int
+	// the previous turn, whose stand-in output comes before the next delta
+	lastLine   int
+	lastAt     time.Duration
+	lastOutput int
+}
+
+func newMooncakeReader(lr *lineReader, o Options, delta bool) *mooncakeReader {
+	r := &mooncakeReader{lines: lr, o: o, delta: delta}
+	if delta {
+		r.sessions = map[string]*deltaSession{}
+	}
+	return r
+}
+
+func (r *mooncakeReader) Next() (Request, error) {
+	b, line, long, err := r.lines.next()
+	if err != nil {
+		return Request{}, err
+	}
+	if long {
+		return Request{}, r.lines.tooLong(line)
+	}
+	r.row = mooncakeRow{}
+	if err := decodeLine(b, line, &r.row); err != nil {
+		return Request{}, err
+	}
+	row := &r.row
+	bs := r.o.TraceBlockSize
+
+	var at time.Duration
+	switch {
+	case row.Timestamp != nil:
+		at, err = parseMillis(*row.Timestamp, "timestamp", line)
+	case row.CreatedTime != nil:
+		at, err = parseMillis(*row.CreatedTime, "created_time", line)
+	case row.Delay != nil || row.DelayMS != nil:
+		return Request{}, lineErr(line, "the row has a delay but no timestamp: closed-loop session replay (a turn starts a delay after the previous one finishes) is not supported; give every row a timestamp")
+	default:
+		return Request{}, lineErr(line, "the row has no timestamp (milliseconds)")
+	}
+	if err != nil {
+		return Request{}, err
+	}
+	if err := r.order.check(at, line, "timestamp"); err != nil {
+		return Request{}, err
+	}
+
+	if row.OutputLength == nil {
+		return Request{}, lineErr(line, "the row has no output_length")
+	}
+	out := *row.OutputLength
+	if out < 0 || out > MaxOutputTokens {
+		return Request{}, lineErr(line, "output_length %d is out of range: want 0 to %d", out, MaxOutputTokens)
+	}
+	maxIDs := (r.o.MaxInputTokens + bs - 1) / bs
+	if len(row.HashIDs) > maxIDs {
+		return Request{}, lineErr(line, "%d hash_ids stand for more than the limit of %d input tokens (Options.MaxInputTokens) at %d tokens per hash id", len(row.HashIDs), r.o.MaxInputTokens, bs)
+	}
+	var n int64
+	switch {
+	case row.InputLength != nil:
+		n = *row.InputLength
+	case row.HashIDs != nil:
+		n = int64(len(row.HashIDs) * bs)
+	default:
+		return Request{}, lineErr(line, "the row has neither input_length nor hash_ids")
+	}
+	if n < 0 {
+		return Request{}, lineErr(line, "input_length %d is negative", n)
+	}
+	if n > int64(r.o.MaxInputTokens) {
+		return Request{}, lineErr(line, "input_length %d exceeds the limit of %d tokens (Options.MaxInputTokens)", n, r.o.MaxInputTokens)
+	}
+	if need := (int(n) + bs - 1) / bs; len(row.HashIDs) > need {
+		return Request{}, lineErr(line, "input_length %d fills %d blocks of %d tokens but the row has %d hash_ids: is the trace block size right (Mooncake's is 512)?", n, need, bs, len(row.HashIDs))
+	}
+	seg := segment{ids: row.HashIDs, n: int(n), tail: tailBase(domainTail, line, int64(at))}
+	req := Request{Line: line, Arrival: at, OutputTokens: int(out), Session: string(row.SessionID)}
+	if !r.delta || req.Session == "" {
+		req.Tokens = appendSegment(make([]uint32, 0, seg.n), seg, bs)
+		return req, nil
+	}
+	return r.accumulate(req, seg)
+}
+
+// accumulate appends a mooncake-delta turn to its session's prompt: the
+// previous turn's output (tokens unique to that turn, standing in for what
+// the model generated), then this turn's delta.
+func (r *mooncakeReader) accumulate(req Request, seg segment) (Request, error) {
+	s := r.sessions[req.Session]
+	if s == nil {
+		if len(r.sessions) >= maxSessions {
+			return Request{}, lineErr(req.Line, "more than %d sessions: mooncake-delta keeps every session's prompt, and this trace has too many to hold", maxSessions)
+		}
+		s = &deltaSession{}
+		r.sessions[req.Session] = s
+	}
+	var prev segment
+	if s.lastLine > 0 {
+		prev = segment{n: s.lastOutput, tail: tailBase(domainOutput, s.lastLine, int64(s.lastAt))}
+	}
+	total := s.n + prev.n + seg.n
+	if total > r.o.MaxInputTokens {
+		return Request{}, lineErr(req.Line, "session %q's accumulated prompt reaches %d tokens, over the limit of %d (Options.MaxInputTokens)", clip([]byte(req.Session), 60), total, r.o.MaxInputTokens)
+	}
+	if prev.n > 0 {
+		s.segs = append(s.segs, prev)
+	}
+	s.segs = append(s.segs, seg)
+	s.n, s.lastLine, s.lastAt, s.lastOutput = total, req.Line, req.Arrival, req.OutputTokens
+	req.Tokens = make([]uint32, 0, total)
+	for _, g := range s.segs {
+		req.Tokens = appendSegment(req.Tokens, g, r.o.TraceBlockSize)
+	}
+	return req, nil
+}
