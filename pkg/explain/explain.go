@@ -19,33 +19,17 @@ const seedMix = 0x9E3779B97F4A7C15
 // routed at all (no tokens, an unknown pod, an invalid knob: errors.Is
 // ErrInput) — a request the router would reject is a Verdict, not an error.
 func Explain(in Input) (*Explanation, error) {
-	dep := in.Deployment
-	if dep == nil {
+	if in.Deployment == nil {
 		return nil, errors.New("explain: no deployment")
 	}
 	if len(in.Request.Tokens) == 0 {
 		return nil, inputErr("Pass a non-empty --prompt, --tokens or --token-file.", "the request has no tokens: the router cannot route an empty prompt")
 	}
-	x := &Explanation{
-		APIVersion: APIVersion, Kind: Kind,
-		Deployment: dep.Name, Namespace: dep.Namespace,
-	}
-	if in.Snapshot != nil {
-		x.Context = in.Snapshot.Context
-		for _, n := range in.Snapshot.Notes {
-			if n.Deployment == "" || n.Deployment == dep.Key() {
-				x.Notes = append(x.Notes, n)
-			}
-		}
-	}
-	ex := &explainer{in: in, x: x, dep: dep, byID: map[routecore.WorkerID]*member{}}
-	if err := ex.config(); err != nil {
+	p, err := NewPlan(in)
+	if err != nil {
 		return nil, err
 	}
-	if err := ex.pools(); err != nil {
-		return nil, err
-	}
-	ex.hopConfigs()
+	ex := p.e
 	if err := ex.request(); err != nil {
 		return nil, err
 	}
@@ -57,7 +41,7 @@ func Explain(in Input) (*Explanation, error) {
 	}
 	ex.markSita()
 	ex.features()
-	return x, nil
+	return ex.x, nil
 }
 
 // member is one routable instance and the pod it belongs to.
@@ -87,6 +71,7 @@ type explainer struct {
 	noLoad int
 
 	blockSize int
+	eagle     bool
 	blocks    []routecore.Block
 	overlapIn routecore.OverlapInput
 
@@ -550,7 +535,9 @@ func examplePods(dep *inspect.Deployment) string {
 }
 
 // request hashes the tokens with the deployment's block size.
-func (e *explainer) request() error {
+// blockSize resolves the KV block size the router hashes with (the workers'
+// cards, else --block-size) and the served model name.
+func (e *explainer) resolveBlockSize() error {
 	sizes := map[int][]string{}
 	eagle := false
 	models := map[string]bool{}
@@ -595,6 +582,13 @@ func (e *explainer) request() error {
 		e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("block size %d from --block-size (no worker card publishes one)", bs))
 	}
 	e.blockSize = bs
+	e.eagle = eagle
+	return nil
+}
+
+// request hashes the request's tokens at the resolved block size.
+func (e *explainer) request() error {
+	bs, eagle := e.blockSize, e.eagle
 	r := e.in.Request
 	mm, err := r.blockMmInfos(bs)
 	if err != nil {
@@ -726,16 +720,8 @@ func (e *explainer) route() error {
 		return e.routeByMode(req)
 	}
 	e.applySita(&req)
-	pcfg := e.pcfg
-	di := routecore.DisaggInput{
-		// Large selections may use every core (routecore starts goroutines only
-		// through this; the decision is the same).
-		Go:     func(f func()) { go f() },
-		Config: e.cfg, PrefillConfig: &pcfg, Thresholds: e.thresholds,
-		PrefillWorkers: e.prefill, DecodeWorkers: e.decode, Request: req, PrefillPin: e.pin,
-	}
-	rng := routecore.NewRand(e.in.Options.Seed, seedMix)
-	d, err := routecore.RouteDisaggregated(di, rng)
+	di := e.disaggInput(req)
+	d, err := routecore.RouteDisaggregated(di, SeedRand(e.in.Options.Seed))
 	if err != nil && d.Err == nil {
 		return inputErr("", "the routing core rejected the inputs: %v", err)
 	}

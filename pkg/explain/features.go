@@ -239,6 +239,21 @@ func (e *explainer) divergence(feature, hop, detail string) {
 // worker ids are per pool).
 func (e *explainer) applySita(req *routecore.Request) {
 	e.userAllowed = req.AllowedWorkers
+	e.sita = e.sitaRestrict(req)
+	for _, h := range []struct {
+		hop string
+		cfg routecore.KvRouterConfig
+	}{{routecore.StagePrefill, e.pcfg}, {routecore.StageDecode, e.cfg}} {
+		if b, ok := e.sita[h.hop]; ok && b.Applied && h.cfg.SitaOSLWeight > 0 {
+			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("the %s router's SITA size counts sita_osl_weight × the request's expected output tokens; the request carries no output estimate here, so its size is its prefill alone", h.hop))
+		}
+	}
+}
+
+// sitaRestrict computes each KV hop's SITA band for the request and narrows
+// req.AllowedWorkers to it; it changes nothing else.
+func (e *explainer) sitaRestrict(req *routecore.Request) map[string]routecore.SitaBand {
+	var bands map[string]routecore.SitaBand
 	for _, h := range []struct {
 		hop  string
 		cfg  routecore.KvRouterConfig
@@ -249,10 +264,10 @@ func (e *explainer) applySita(req *routecore.Request) {
 		}
 		in := routecore.SitaInputFor(h.pool, *req, e.thresholds)
 		b := routecore.ComputeSitaBand(h.cfg, in)
-		if e.sita == nil {
-			e.sita = map[string]routecore.SitaBand{}
+		if bands == nil {
+			bands = map[string]routecore.SitaBand{}
 		}
-		e.sita[h.hop] = b
+		bands[h.hop] = b
 		if !b.Applied {
 			continue
 		}
@@ -269,10 +284,8 @@ func (e *explainer) applySita(req *routecore.Request) {
 		req.AllowedWorkers = slices.DeleteFunc(allowed, func(id routecore.WorkerID) bool {
 			return slices.ContainsFunc(h.pool, func(w routecore.Worker) bool { return w.ID == id }) && !b.Allows(id)
 		})
-		if h.cfg.SitaOSLWeight > 0 {
-			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("the %s router's SITA size counts sita_osl_weight × the request's expected output tokens; the request carries no output estimate here, so its size is its prefill alone", h.hop))
-		}
 	}
+	return bands
 }
 
 // markSita attaches each hop's SITA band to its stage and relabels the

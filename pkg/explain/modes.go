@@ -60,7 +60,6 @@ func (e *explainer) modeWorkers(pool []routecore.Worker) []routecore.ModeWorker 
 // occupancy state — ignores that constraint.
 func (e *explainer) routeByMode(req routecore.Request) error {
 	x := e.x
-	rng := routecore.NewRand(e.in.Options.Seed, seedMix)
 	x.Assumptions = append(x.Assumptions,
 		fmt.Sprintf("router mode %s: the KV cost model is not used; the frontend's own in-flight request counts are not published, so they are 0 unless --load sets activeRequests", e.mode))
 	var decodeTarget *routecore.WorkerID
@@ -71,11 +70,11 @@ func (e *explainer) routeByMode(req routecore.Request) error {
 		}
 		decodeTarget = &id
 	}
-	dec, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.mode, Workers: e.modeWorkers(e.decode), Target: decodeTarget}, rng)
+	preP, dec, err := e.modeDecide(SeedRand(e.in.Options.Seed), decodeTarget, nil, nil)
 	if err != nil {
-		return inputErr("", "the routing core rejected the inputs: %v", err)
+		return err
 	}
-	if len(e.prefill) == 0 {
+	if preP == nil {
 		x.Mode = routecore.DisaggModeAggregated
 		x.Decode = e.modeStage(dec, req.Constraints)
 		x.Summary = e.modeSummary(nil, dec)
@@ -83,19 +82,7 @@ func (e *explainer) routeByMode(req routecore.Request) error {
 		return nil
 	}
 	x.Mode = routecore.DisaggModeDisaggregated
-	var prefillTarget *routecore.WorkerID
-	if e.pin != nil {
-		id := e.pin.WorkerID
-		prefillTarget = &id
-	}
-	pre, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.mode, Workers: e.modeWorkers(e.prefill), Target: prefillTarget}, rng)
-	if err != nil {
-		return inputErr("", "the routing core rejected the inputs: %v", err)
-	}
-	if e.mode == routecore.RouterModeDirect && pre.ErrorKind == routecore.ErrKindDirectTargetMissing {
-		// PrefillRouter::generate: the prefill hop needs the named worker first.
-		pre.Error = "Prefill worker ID required in Direct routing mode but none found in request. Expected prefill_worker_id to be set via x-dynamo-prefill-instance-id header by external router (e.g., EPP)."
-	}
+	pre := *preP
 	x.Prefill = e.modeStage(pre, req.Constraints)
 	if pre.ErrorKind != "" {
 		x.Summary = e.modeSummary(&pre, dec)
@@ -155,6 +142,34 @@ func (e *explainer) routeByMode(req routecore.Request) error {
 	x.Summary = e.modeSummary(&pre, dec)
 	e.modeVerdict(&pre, dec, derivations)
 	return nil
+}
+
+// modeDecide runs the non-KV picks in the order the draws are taken: the
+// decode hop first, then the prefill hop when prefill workers are routable
+// (nil pre otherwise). counters are the hops' round-robin counters (nil:
+// unknown rotation).
+func (e *explainer) modeDecide(rng routecore.Rand, decodeTarget *routecore.WorkerID, prefillCounter, decodeCounter *routecore.RoundRobinCounter) (*routecore.ModeDecision, routecore.ModeDecision, error) {
+	dec, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.mode, Workers: e.modeWorkers(e.decode), Target: decodeTarget, Counter: decodeCounter}, rng)
+	if err != nil {
+		return nil, dec, inputErr("", "the routing core rejected the inputs: %v", err)
+	}
+	if len(e.prefill) == 0 {
+		return nil, dec, nil
+	}
+	var prefillTarget *routecore.WorkerID
+	if e.pin != nil {
+		id := e.pin.WorkerID
+		prefillTarget = &id
+	}
+	pre, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.mode, Workers: e.modeWorkers(e.prefill), Target: prefillTarget, Counter: prefillCounter}, rng)
+	if err != nil {
+		return nil, dec, inputErr("", "the routing core rejected the inputs: %v", err)
+	}
+	if e.mode == routecore.RouterModeDirect && pre.ErrorKind == routecore.ErrKindDirectTargetMissing {
+		// PrefillRouter::generate: the prefill hop needs the named worker first.
+		pre.Error = "Prefill worker ID required in Direct routing mode but none found in request. Expected prefill_worker_id to be set via x-dynamo-prefill-instance-id header by external router (e.g., EPP)."
+	}
+	return &pre, dec, nil
 }
 
 // resolveDecode turns --decode POD into the instance a direct-mode request names.

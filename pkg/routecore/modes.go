@@ -123,6 +123,21 @@ type ModeInput struct {
 	Target *WorkerID
 	// NonCPUToCPURatio is DYN_ENCODER_CUDA_TO_CPU_RATIO (0: the default, 8).
 	NonCPUToCPURatio uint64
+	// Counter is the hop's round-robin counter when the caller keeps one (a
+	// simulation replaying many requests); nil means it is not visible (a
+	// single dry run). Other modes ignore it.
+	Counter *RoundRobinCounter
+}
+
+// RoundRobinCounter is a round-robin hop's rotation as a caller tracks it
+// across requests. Until Known, the frontend's counter is not visible: the
+// pick is drawn uniformly (each free worker 1/n, exactly as a single dry run
+// says) and the counter becomes known from it. From then on the runtime's
+// PushRouter rule applies: free_ids[counter % n], then the counter advances
+// (round_robin_counter.fetch_add(1)).
+type RoundRobinCounter struct {
+	Known bool
+	Next  uint64
 }
 
 // ModeCandidate is the evidence for one worker of a non-KV hop.
@@ -226,6 +241,13 @@ func SelectByMode(in ModeInput, rng Rand) (ModeDecision, error) {
 	prob := make([]float64, len(ws))
 	switch in.Mode {
 	case RouterModeRoundRobin:
+		if c := in.Counter; c != nil && c.Known {
+			k := c.Next % uint64(len(free))
+			prob[free[k]] = 1
+			d.Explanation = fmt.Sprintf("round-robin over the %d free worker(s): the rotation counter is at %d, so free worker %d of %d", len(free), c.Next, k+1, len(free))
+			c.Next++
+			break
+		}
 		for _, i := range free {
 			prob[i] = 1 / n
 		}
@@ -271,7 +293,11 @@ func SelectByMode(in ModeInput, rng Rand) (ModeDecision, error) {
 			}
 		}
 	}
-	d.Selected = ws[modeDraw(prob, rng)].ID
+	pick := modeDraw(prob, rng)
+	d.Selected = ws[pick].ID
+	if c := in.Counter; c != nil && in.Mode == RouterModeRoundRobin && !c.Known {
+		c.Known, c.Next = true, uint64(slices.Index(free, pick))+1
+	}
 	d.Candidates[slices.IndexFunc(d.Candidates, func(c ModeCandidate) bool { return c.Worker.ID == d.Selected })].Selected = true
 	return d, nil
 }

@@ -2,6 +2,7 @@ package routecore
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -116,5 +117,48 @@ func TestParseRouterMode(t *testing.T) {
 func TestSelectByModeRejectsKV(t *testing.T) {
 	if _, err := SelectByMode(ModeInput{Mode: RouterModeKV}, nil); err == nil {
 		t.Fatal("SelectByMode(kv): want an error, kv runs Select")
+	}
+}
+
+// TestRoundRobinCounter: a caller-kept counter makes round-robin the
+// runtime's rotation (free_ids[counter % n], then fetch_add). The first pick,
+// with the counter not yet known, is the single dry run's uniform draw; the
+// rotation continues from it, skips busy workers (they are not in free_ids)
+// and wraps.
+func TestRoundRobinCounter(t *testing.T) {
+	ws := []ModeWorker{{ID: 30}, {ID: 10}, {ID: 20}}
+	c := &RoundRobinCounter{}
+	first, err := SelectByMode(ModeInput{Mode: RouterModeRoundRobin, Workers: ws, Counter: c}, &ScriptedRand{Draws: []float64{0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Draw 0.5 over ids 10, 20, 30 (1/3 each) lands on 20: free index 1.
+	if first.Selected != 20 || !c.Known || c.Next != 2 {
+		t.Fatalf("first pick %d, counter %+v", first.Selected, *c)
+	}
+	for _, p := range first.Candidates {
+		if math.Abs(p.Probability-1.0/3) > 1e-15 {
+			t.Errorf("first pick: %d has probability %v, want 1/3", p.Worker.ID, p.Probability)
+		}
+	}
+	var got []WorkerID
+	for i := range 5 {
+		in := ModeInput{Mode: RouterModeRoundRobin, Workers: ws, Counter: c}
+		if i == 2 {
+			in.Workers = []ModeWorker{{ID: 30}, {ID: 10, Overloaded: true}, {ID: 20}}
+		}
+		d, err := SelectByMode(in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := d.Candidates[slices.IndexFunc(d.Candidates, func(c ModeCandidate) bool { return c.Selected })].Probability; p != 1 {
+			t.Errorf("pick %d has probability %v with a known counter", i, p)
+		}
+		got = append(got, d.Selected)
+	}
+	// Counter 2 → 30, 3 → 10, 4 with 10 busy → free [20 30][0] = 20, 5 → 30, 6 → 10.
+	want := []WorkerID{30, 10, 20, 30, 10}
+	if !slices.Equal(got, want) || c.Next != 7 {
+		t.Errorf("rotation %v (counter %d), want %v (7)", got, c.Next, want)
 	}
 }

@@ -1,0 +1,193 @@
+package explain
+
+import (
+	"errors"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+)
+
+// Plan is the request-independent half of a dry run: the router
+// configuration of both hops after the knobs, the router mode, the busy
+// thresholds, the two routing pools after the what-ifs, and the block size.
+// Explain builds one per request; a caller routing many requests (the traffic
+// simulator) builds it once and calls Decide per request, so that each
+// decision is exactly the one explain-route would make for the same inputs.
+type Plan struct {
+	e *explainer
+}
+
+// NewPlan resolves everything of a dry run that does not depend on the
+// request's tokens. in.Request's Override is validated; its tokens are not
+// read. Errors are ErrInput for bad what-ifs and knobs, as in Explain.
+func NewPlan(in Input) (*Plan, error) {
+	dep := in.Deployment
+	if dep == nil {
+		return nil, errors.New("explain: no deployment")
+	}
+	x := &Explanation{
+		APIVersion: APIVersion, Kind: Kind,
+		Deployment: dep.Name, Namespace: dep.Namespace,
+	}
+	if in.Snapshot != nil {
+		x.Context = in.Snapshot.Context
+		for _, n := range in.Snapshot.Notes {
+			if n.Deployment == "" || n.Deployment == dep.Key() {
+				x.Notes = append(x.Notes, n)
+			}
+		}
+	}
+	ex := &explainer{in: in, x: x, dep: dep, byID: map[routecore.WorkerID]*member{}}
+	if err := ex.config(); err != nil {
+		return nil, err
+	}
+	if err := ex.pools(); err != nil {
+		return nil, err
+	}
+	ex.hopConfigs()
+	if err := ex.resolveBlockSize(); err != nil {
+		return nil, err
+	}
+	return &Plan{e: ex}, nil
+}
+
+// SeedRand is the draw source explain-route uses for a seed: a caller that
+// wants a dry run's draws (ties, sampling, non-KV picks) to match
+// explain-route's for the same seed draws from it in the same order.
+func SeedRand(seed uint64) routecore.Rand { return routecore.NewRand(seed, seedMix) }
+
+// Router returns the resolved router configuration (mode, configs, hops,
+// thresholds, policy, seed), as Explanation.Router shows it.
+func (p *Plan) Router() RouterInfo { return p.e.x.Router }
+
+// Mode is the router mode the plan routes with; ModeKnown is false when no
+// frontend configuration was read and the KV router is assumed.
+func (p *Plan) Mode() (mode routecore.RouterMode, known bool) { return p.e.mode, p.e.modeKnown }
+
+// KV reports whether the plan runs the KV cost model (the kv mode, or an
+// unknown mode, which is modelled as kv).
+func (p *Plan) KV() bool { return !p.e.modeKnown || p.e.mode.IsKV() }
+
+// BlockSize is the KV block size the router hashes with; Eagle whether any
+// routable worker hashes Eagle windows.
+func (p *Plan) BlockSize() int { return p.e.blockSize }
+
+// Eagle reports whether the routable workers hash EAGLE windows.
+func (p *Plan) Eagle() bool { return p.e.eagle }
+
+// Model is the served model name from the worker cards.
+func (p *Plan) Model() string { return p.e.x.Model }
+
+// Pools returns the prefill and decode routing pools. The slices are the
+// plan's own: a caller may update each worker's Loads between Decide calls
+// (a simulation feeding the router's ledger), and nothing else.
+func (p *Plan) Pools() (prefill, decode []routecore.Worker) { return p.e.prefill, p.e.decode }
+
+// Excluded lists the workers that are not candidates and why.
+func (p *Plan) Excluded() []Excluded { return p.e.x.Excluded }
+
+// Assumptions are what the plan assumed so far (before any request).
+func (p *Plan) Assumptions() []string { return p.e.x.Assumptions }
+
+// Member is the pod and role behind a routable instance.
+type Member struct {
+	Pod  *inspect.Worker
+	Inst *inspect.Instance
+	Role inspect.Role
+}
+
+// Member returns the pod behind an instance id (false when unknown).
+func (p *Plan) Member(id routecore.WorkerID) (Member, bool) {
+	m := p.e.byID[id]
+	if m == nil {
+		return Member{}, false
+	}
+	return Member{Pod: m.pod, Inst: m.inst, Role: m.role}, true
+}
+
+// TierWeights are the host and disk cache-hit weights of the hop that scores
+// overlap (the prefill router when prefill workers are routable).
+func (p *Plan) TierWeights() routecore.TierWeights {
+	_, cfg := p.e.scoringHop()
+	return routecore.TierWeights{HostPinned: cfg.HostCacheHitWeight, Disk: cfg.DiskCacheHitWeight}
+}
+
+// ScoringConfig is the configuration of the hop that scores overlap.
+func (p *Plan) ScoringConfig() routecore.KvRouterConfig {
+	_, cfg := p.e.scoringHop()
+	return cfg
+}
+
+// DecideOptions carry the router state a single dry run cannot see but a
+// simulation keeps.
+type DecideOptions struct {
+	// PrefillCounter and DecodeCounter are the hops' round-robin counters (nil:
+	// the rotation is unknown, each free worker 1/n).
+	PrefillCounter, DecodeCounter *routecore.RoundRobinCounter
+}
+
+// CoreDecision is the routing core's answer for one request, before it is
+// turned into an Explanation: in kv mode the disaggregated flow's decision,
+// in the other modes the two pickers' decisions and the transfer derivation
+// from the prefill pick.
+type CoreDecision struct {
+	KV *routecore.DisaggDecision
+	// Prefill (nil when aggregated) and Decode are the non-KV picks; Transfer
+	// is derived from the prefill pick (nil when aggregated or prefill failed).
+	Prefill  *routecore.ModeDecision
+	Decode   *routecore.ModeDecision
+	Transfer *routecore.TransferDerivation
+	// Sita is each KV hop's SITA band, when enabled.
+	Sita map[string]routecore.SitaBand
+}
+
+// Decide routes one request exactly as Explain does: req is the routing
+// core's request (ISL, block size, overlap, constraints, override, active
+// blocks) built by the caller; rng supplies the draws in explain-route's
+// order (SeedRand). Errors are invalid inputs only; a request the router
+// rejects is a decision with an error kind.
+func (p *Plan) Decide(req routecore.Request, rng routecore.Rand, o DecideOptions) (CoreDecision, error) {
+	e := p.e
+	if !p.KV() {
+		var target *routecore.WorkerID
+		if s := e.in.Options.WhatIf.Decode; s != "" {
+			id, err := e.resolveDecode(s)
+			if err != nil {
+				return CoreDecision{}, err
+			}
+			target = &id
+		}
+		pre, dec, err := e.modeDecide(rng, target, o.PrefillCounter, o.DecodeCounter)
+		if err != nil {
+			return CoreDecision{}, err
+		}
+		d := CoreDecision{Prefill: pre, Decode: &dec}
+		if pre != nil && pre.ErrorKind == "" {
+			configs := make(map[routecore.WorkerID]routecore.RuntimeConfig, len(e.prefill))
+			for _, w := range e.prefill {
+				configs[w.ID] = w.Runtime
+			}
+			t, _ := routecore.DeriveTransferConstraints(configs, pre.Selected)
+			d.Transfer = &t
+		}
+		return d, nil
+	}
+	sita := e.sitaRestrict(&req)
+	dd, err := routecore.RouteDisaggregated(e.disaggInput(req), rng)
+	if err != nil && dd.Err == nil {
+		return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
+	}
+	return CoreDecision{KV: &dd, Sita: sita}, nil
+}
+
+// disaggInput is the routing core's input for one KV-mode request.
+func (e *explainer) disaggInput(req routecore.Request) routecore.DisaggInput {
+	pcfg := e.pcfg
+	return routecore.DisaggInput{
+		// Large selections may use every core (routecore starts goroutines only
+		// through this; the decision is the same).
+		Go:     func(f func()) { go f() },
+		Config: e.cfg, PrefillConfig: &pcfg, Thresholds: e.thresholds,
+		PrefillWorkers: e.prefill, DecodeWorkers: e.decode, Request: req, PrefillPin: e.pin,
+	}
+}
