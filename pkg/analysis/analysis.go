@@ -13,12 +13,14 @@ import (
 // severe finding are unchanged in kind. Health findings concern a deployment,
 // never one domain value, so they flag no domain row. Analyze is pure and
 // deterministic, as inspect.Analyze is; a nil Snapshot yields an empty report.
+// o.DynamoVersion and o.Profile select the release the version-dependent health
+// rules follow (the newest when empty).
 func Analyze(s *inspect.Snapshot, o inspect.AnalyzeOptions) *inspect.Report {
 	r := inspect.Analyze(s, o)
 	if s == nil {
 		return r
 	}
-	r.Findings = append(r.Findings, health.Findings(s)...)
+	r.Findings = append(r.Findings, health.FindingsWith(s, health.Options{DynamoVersion: o.DynamoVersion, Profile: o.Profile})...)
 	inspect.SortFindings(r.Findings)
 	return r
 }

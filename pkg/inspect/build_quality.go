@@ -30,6 +30,18 @@ const (
 	// bldMetricAvoidable is #13987's estimate of prefill tokens a lower-overlap
 	// pick left (worker_type).
 	bldMetricAvoidable = "dynamo_component_router_avoidable_prefill_tokens_total"
+
+	// The cache-reuse funnel of the newest RouterRequestMetrics, one series per
+	// phase (aggregated, prefill, decode) and model, all token counts of the
+	// tracked routing attempts (query-only selections excluded): F0 is the
+	// input_sequence_tokens histogram (its _sum; _count is the attempts), F2
+	// the cached prefix tokens on the best eligible worker at selection, F3
+	// those on the worker and dp rank selected, F4 what the workers reported
+	// reusing.
+	bldMetricFunnelInput    = "dynamo_component_router_input_sequence_tokens"
+	bldMetricFunnelBest     = "dynamo_component_router_kv_best_eligible_cached_prefix_tokens_total"
+	bldMetricFunnelSelected = "dynamo_component_router_kv_selected_cached_prefix_tokens_total"
+	bldMetricFunnelReused   = "dynamo_component_router_kv_worker_reused_tokens_total"
 )
 
 // RoutingQuality is the KV router's own account of the prefix cache it used
@@ -44,6 +56,27 @@ type RoutingQuality struct {
 	KvHitRate *HitRateStat `json:"kvHitRate,omitempty"`
 	// Hops are the per-worker_type decision counters, sorted by worker type.
 	Hops []RoutingHopQuality `json:"hops,omitempty"`
+	// Funnel is the cache-reuse funnel per routing phase (summed over models),
+	// sorted by phase; nil when the frontend does not export it.
+	Funnel []RoutingFunnelPhase `json:"funnel,omitempty"`
+}
+
+// RoutingFunnelPhase is one routing phase's cache-reuse funnel: token counts
+// over the same tracked routing attempts, so the ratios compare like with like.
+type RoutingFunnelPhase struct {
+	// Phase is the router's phase label: aggregated, prefill or decode.
+	Phase string `json:"phase"`
+	// Attempts is input_sequence_tokens_count.
+	Attempts uint64 `json:"attempts"`
+	// InputTokens (F0) is input_sequence_tokens_sum.
+	InputTokens uint64 `json:"inputTokens"`
+	// BestEligibleCachedTokens (F2) were cached on the best eligible worker.
+	BestEligibleCachedTokens uint64 `json:"bestEligibleCachedTokens"`
+	// SelectedCachedTokens (F3) were cached on the worker selected.
+	SelectedCachedTokens uint64 `json:"selectedCachedTokens"`
+	// WorkerReusedTokens (F4) is what the workers reported reusing, when
+	// exported.
+	WorkerReusedTokens *uint64 `json:"workerReusedTokens,omitempty"`
 }
 
 // HitRateStat is a hit-rate histogram's sum and count.
@@ -104,7 +137,8 @@ func RatioAtLeast(num, den, p, q uint64) bool {
 func bldIsQualityMetric(name string) bool {
 	switch name {
 	case bldMetricKvHitRate + "_sum", bldMetricKvHitRate + "_count", bldMetricDecisions, bldMetricKvOptimal,
-		bldMetricInputF0, bldMetricInputF1, bldMetricNonMaxOverlap, bldMetricAvoidable:
+		bldMetricInputF0, bldMetricInputF1, bldMetricNonMaxOverlap, bldMetricAvoidable,
+		bldMetricFunnelInput + "_sum", bldMetricFunnelInput + "_count", bldMetricFunnelBest, bldMetricFunnelSelected, bldMetricFunnelReused:
 		return true
 	}
 	return false
@@ -168,9 +202,11 @@ func bldRoutingQuality(samples []bldSample, source string, at time.Time) (*Routi
 		*dst = s
 		return c == 0
 	}
+	funnel, fbad := bldFunnel(samples)
+	bad += fbad
 	for i := range samples {
 		s := &samples[i]
-		if !bldIsQualityMetric(s.name) {
+		if !bldIsQualityMetric(s.name) || bldIsFunnelMetric(s.name) {
 			continue
 		}
 		if s.name == bldMetricKvHitRate+"_sum" {
@@ -270,10 +306,126 @@ func bldRoutingQuality(samples []bldSample, source string, at time.Time) (*Routi
 			q.Hops = append(q.Hops, hop)
 		}
 	}
-	if q.KvHitRate == nil && len(q.Hops) == 0 {
+	q.Funnel = funnel
+	if q.KvHitRate == nil && len(q.Hops) == 0 && len(q.Funnel) == 0 {
 		return nil, bad
 	}
 	return q, bad
+}
+
+func bldIsFunnelMetric(name string) bool {
+	switch name {
+	case bldMetricFunnelInput + "_sum", bldMetricFunnelInput + "_count", bldMetricFunnelBest, bldMetricFunnelSelected, bldMetricFunnelReused:
+		return true
+	}
+	return false
+}
+
+// bldFunnel sums the cache-reuse funnel series by phase. A phase counts only
+// when the scrape has its F0 (input_sequence_tokens with a phase label, which
+// older frontends export without one) and its F2 and F3; a phase with a sample
+// that is no exact count, a sum that overflows, or F3 > F2 > F0 out of order is
+// dropped and counted as bad.
+func bldFunnel(samples []bldSample) ([]RoutingFunnelPhase, int) {
+	type acc struct {
+		p                                RoutingFunnelPhase
+		hasIn, hasCount, hasBest, hasSel bool
+		hasReused                        bool
+		reused                           uint64
+		invalid                          bool
+	}
+	phases := map[string]*acc{}
+	bad := 0
+	for i := range samples {
+		s := &samples[i]
+		if !bldIsFunnelMetric(s.name) {
+			continue
+		}
+		ph, ok := s.labels["phase"]
+		if !ok {
+			continue // the unlabelled input_sequence_tokens of older frontends
+		}
+		a := phases[ph]
+		if a == nil {
+			if !bldWorkerTypeOK(ph) || ph == "" || len(phases) >= bldMaxQualityHops {
+				bad++
+				continue
+			}
+			a = &acc{p: RoutingFunnelPhase{Phase: ph}}
+			phases[ph] = a
+		}
+		v, ok := bldSampleCount(s)
+		if !ok {
+			bad++
+			a.invalid = true
+			continue
+		}
+		var dst *uint64
+		switch s.name {
+		case bldMetricFunnelInput + "_sum":
+			dst, a.hasIn = &a.p.InputTokens, true
+		case bldMetricFunnelInput + "_count":
+			dst, a.hasCount = &a.p.Attempts, true
+		case bldMetricFunnelBest:
+			dst, a.hasBest = &a.p.BestEligibleCachedTokens, true
+		case bldMetricFunnelSelected:
+			dst, a.hasSel = &a.p.SelectedCachedTokens, true
+		case bldMetricFunnelReused:
+			dst, a.hasReused = &a.reused, true
+		}
+		sum, c := bits.Add64(*dst, v, 0)
+		if c != 0 {
+			bad++
+			a.invalid = true
+			continue
+		}
+		*dst = sum
+	}
+	var out []RoutingFunnelPhase
+	for _, ph := range slices.Sorted(maps.Keys(phases)) {
+		a := phases[ph]
+		if a.invalid || !a.hasIn || !a.hasCount || !a.hasBest || !a.hasSel {
+			continue
+		}
+		p := a.p
+		// Tokens cached on the worker picked are cached on an eligible worker,
+		// and cached prefix tokens are prompt tokens: F3 <= F2 <= F0.
+		if p.SelectedCachedTokens > p.BestEligibleCachedTokens || p.BestEligibleCachedTokens > p.InputTokens {
+			bad++
+			continue
+		}
+		if a.hasReused {
+			r := a.reused
+			p.WorkerReusedTokens = &r
+		}
+		out = append(out, p)
+	}
+	return out, bad
+}
+
+// FunnelTotals sums the funnel over its phases; ok is false without a funnel.
+func (q *RoutingQuality) FunnelTotals() (t RoutingFunnelPhase, ok bool) {
+	if q == nil || len(q.Funnel) == 0 {
+		return t, false
+	}
+	var names []string
+	for _, p := range q.Funnel {
+		names = append(names, p.Phase)
+		t.Attempts = satAdd(t.Attempts, p.Attempts)
+		t.InputTokens = satAdd(t.InputTokens, p.InputTokens)
+		t.BestEligibleCachedTokens = satAdd(t.BestEligibleCachedTokens, p.BestEligibleCachedTokens)
+		t.SelectedCachedTokens = satAdd(t.SelectedCachedTokens, p.SelectedCachedTokens)
+		if p.WorkerReusedTokens != nil {
+			var r uint64
+			if t.WorkerReusedTokens != nil {
+				r = *t.WorkerReusedTokens
+			}
+			r = satAdd(r, *p.WorkerReusedTokens)
+			t.WorkerReusedTokens = &r
+		}
+	}
+	t.Phase = strings.Join(names, "+")
+	return t, true
 }
 
 // Totals sums the hops' decision counters (those that export them); ok is
@@ -329,6 +481,20 @@ func satAdd(a, b uint64) uint64 {
 func (q *RoutingQuality) Line() string {
 	if q == nil {
 		return ""
+	}
+	if f, ok := q.FunnelTotals(); ok && f.InputTokens > 0 {
+		line := "cached prefix " + bldPct(float64(f.SelectedCachedTokens)/float64(f.InputTokens)) + " of " +
+			bldPct(float64(f.BestEligibleCachedTokens)/float64(f.InputTokens)) + " reachable (" +
+			strconv.FormatUint(f.Attempts, 10) + " " + f.Phase + " routing attempts, " + strconv.FormatUint(f.InputTokens, 10) + " input tokens"
+		if f.WorkerReusedTokens != nil {
+			line += "; workers reused " + bldPct(float64(*f.WorkerReusedTokens)/float64(f.InputTokens))
+		}
+		if mean, ok := q.KvHitRate.Mean(); ok {
+			line += "; mean predicted hit rate " + bldPct(mean)
+		}
+		return line + ")"
+	} else if ok {
+		return "no routed request observed yet (cache-reuse funnel exported, 0 input tokens)"
 	}
 	var parts []string
 	tot, hasCounters := q.Totals()

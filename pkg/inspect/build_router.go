@@ -369,7 +369,7 @@ func (bd *bldBuilder) loads(d *bldDeployment) {
 	}
 	res := bldParsePromText(m.Text, func(name string) bool {
 		return name == bldMetricDecodeBlocks || name == bldMetricPrefillTokens || strings.HasPrefix(name, bldMetricOverheadPrefix) ||
-			bldIsQualityMetric(name)
+			bldIsQualityMetric(name) || bldIsKvEventsMetric(name)
 	})
 	if res.errors > 0 {
 		bd.note(SourceFrontend, d.out.Key(), "%s: %d line(s) could not be parsed (first: %s); they were skipped, so some worker loads may be missing", what, res.errors, res.firstError)
@@ -386,8 +386,13 @@ func (bd *bldBuilder) loads(d *bldDeployment) {
 	if qbad > 0 {
 		bd.note(SourceFrontend, d.out.Key(), "%s: %d router decision-quality sample(s) are not exact counts or are inconsistent (more optimal decisions than decisions, a hit-rate sum above its count); the series they belong to are not shown", what, qbad)
 	}
+	kve, kbad := bldKvEvents(res.samples, what, m.At)
+	d.out.KvEvents = kve
+	if kbad > 0 {
+		bd.note(SourceFrontend, d.out.Key(), "%s: %d router KV-event sample(s) (kv_event_source_mismatch_workers, kv_cache_events_applied, router_requests_total) are not exact counts, carry an unusable label or exceed the series bounds; they were skipped", what, kbad)
+	}
 	for _, s := range res.samples {
-		if bldIsQualityMetric(s.name) {
+		if bldIsQualityMetric(s.name) || bldIsKvEventsMetric(s.name) {
 			continue
 		}
 		if strings.HasPrefix(s.name, bldMetricOverheadPrefix) {

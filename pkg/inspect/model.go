@@ -113,6 +113,10 @@ type Deployment struct {
 	// RoutingQuality is the KV router's account of the prefix cache it used and
 	// could have used, from the frontend's /metrics; nil when it exports none.
 	RoutingQuality *RoutingQuality `json:"routingQuality,omitempty"`
+	// KvEvents is what the frontend's router says about the KV events it
+	// receives (workers without a source, events applied), from its /metrics;
+	// nil when it exports none of those series.
+	KvEvents *KvEventsInfo `json:"kvEvents,omitempty"`
 }
 
 // Key returns "namespace/name".

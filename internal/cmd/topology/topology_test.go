@@ -148,6 +148,7 @@ func TestTopologyErrors(t *testing.T) {
 		{"not_a_capture", []string{"topology", "--from-file", "-"}, "hello: [unterminated"},
 		{"bad_fail_on", []string{"topology", "--from-file", "x", "--fail-on", "fatal"}, ""},
 		{"bad_skew", []string{"topology", "--from-file", "x", "--skew-factor", "0.5"}, ""},
+		{"bad_dynamo_version", []string{"topology", "--from-file", "x", "--dynamo-version", "banana"}, ""},
 		{"watch_offline", []string{"topology", "--from-file", "x", "--watch"}, ""},
 		{"names_with_all_namespaces", []string{"topology", "-A", "a"}, ""},
 		{"bad_output", []string{"topology", "--from-file", "x", "-o", "xml"}, ""},

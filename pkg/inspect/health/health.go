@@ -43,16 +43,29 @@ func FindingIDs() []string {
 	return ids
 }
 
-// Findings returns the routing-health findings of every deployment in s, in
-// report order (inspect.SortFindings). A nil Snapshot has none.
+// Findings returns the routing-health findings of every deployment in s for
+// the newest Dynamo, in report order (inspect.SortFindings). A nil Snapshot
+// has none.
 func Findings(s *inspect.Snapshot) []inspect.Finding {
+	return FindingsWith(s, Options{})
+}
+
+// FindingsWith is Findings for the Dynamo release o names: the rules whose
+// truth changed across releases (docs/findings.md, "Dynamo versions") follow
+// it. A version that does not parse (see ParseRelease) is treated as the
+// newest.
+func FindingsWith(s *inspect.Snapshot, o Options) []inspect.Finding {
 	if s == nil {
 		return nil
+	}
+	rel, err := parseRelease(o.DynamoVersion, o.Profile)
+	if err != nil {
+		rel = release{}
 	}
 	var out []inspect.Finding
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		c := &check{d: d, replicas: replicasOf(d)}
+		c := &check{d: d, replicas: replicasOf(d), rel: rel}
 		c.kvEvents()
 		c.hashSpace()
 		c.disagg()
@@ -67,6 +80,8 @@ func Findings(s *inspect.Snapshot) []inspect.Finding {
 
 // check is the per-deployment state of Findings.
 type check struct {
+	// rel is the Dynamo release the rules follow (zero: the newest).
+	rel      release
 	d        *inspect.Deployment
 	replicas []*replica
 	findings []inspect.Finding

@@ -27,6 +27,10 @@ const (
 // have reached (input_f1/input_f0, #14776) over the same frontend's decisions.
 func (c *check) quality() {
 	q := c.d.RoutingQuality
+	if _, ok := q.FunnelTotals(); ok {
+		c.qualityFunnel()
+		return
+	}
 	tot, ok := q.Totals()
 	if !ok {
 		return
@@ -50,6 +54,34 @@ func (c *check) quality() {
 			pct(achieved), pct(reachable), q.Source, u(q.KvHitRate.Count), u(tot.ReachableCachedTokens), u(tot.InputTokens),
 			u(tot.Decisions), tot.WorkerType, u(tot.KvOptimalDecisions), avoid, pct(1-achieved/reachable),
 			fmtNum(rt.cfg.OverlapScoreCredit), fmtNum(rt.cfg.RouterTemperature), rt.source),
+		Hint: "find why the router picks less-cached workers: load terms outweighing the overlap credit (raise --router-kv-overlap-score-credit / DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT), a temperature above 0 sampling away from the best (--router-temperature 0), busy thresholds or constraints excluding the cached workers; kubectl dynamo explain-route shows one decision's cost table"})
+}
+
+// qualityFunnel: KvRoutingGivesAwayCache from the newest frontends'
+// cache-reuse funnel (RouterRequestMetrics in lib/llm/src/kv_router/metrics.rs):
+// the cached prefix tokens on the workers picked (F3) against those on the best
+// eligible workers (F2), over the same routing attempts and input tokens (F0),
+// so both rates are token-weighted and the comparison is exact on the u64
+// counts: at least QualityMinSample attempts, F2 at least 1/5 of F0, and F3 at
+// most half of F2.
+func (c *check) qualityFunnel() {
+	q := c.d.RoutingQuality
+	f, _ := q.FunnelTotals()
+	if f.Attempts < QualityMinSample || !inspect.RatioAtLeast(f.BestEligibleCachedTokens, f.InputTokens, qualityReachableNum, qualityReachableDen) ||
+		(f.SelectedCachedTokens > 0 && !inspect.RatioAtLeast(f.BestEligibleCachedTokens, f.SelectedCachedTokens, 2, 1)) {
+		return
+	}
+	in := float64(f.InputTokens)
+	achieved, reachable := float64(f.SelectedCachedTokens)/in, float64(f.BestEligibleCachedTokens)/in
+	reused := ""
+	if f.WorkerReusedTokens != nil {
+		reused = fmt.Sprintf("; the workers report reusing %s tokens (%s)", u(*f.WorkerReusedTokens), pct(float64(*f.WorkerReusedTokens)/in))
+	}
+	rt := c.routingFor("")
+	c.add(inspect.Finding{ID: FindingKvRoutingGivesAwayCache, Severity: inspect.SeverityWarning, Objects: c.frontendObjects(),
+		Message: fmt.Sprintf("the KV router picked workers holding %s of the input tokens in cache where %s was cached on the best eligible worker (%s, cache-reuse funnel over %s %s routing attempts: %s input tokens, %s cached on the best eligible worker, %s on the worker picked%s): routing gives away %s of the reachable prefix cache, and those tokens are prefilled again. Overlap credit %s, temperature %s (%s)",
+			pct(achieved), pct(reachable), q.Source, u(f.Attempts), f.Phase, u(f.InputTokens), u(f.BestEligibleCachedTokens), u(f.SelectedCachedTokens),
+			reused, pct(1-achieved/reachable), fmtNum(rt.cfg.OverlapScoreCredit), fmtNum(rt.cfg.RouterTemperature), rt.source),
 		Hint: "find why the router picks less-cached workers: load terms outweighing the overlap credit (raise --router-kv-overlap-score-credit / DYN_ROUTER_KV_OVERLAP_SCORE_CREDIT), a temperature above 0 sampling away from the best (--router-temperature 0), busy thresholds or constraints excluding the cached workers; kubectl dynamo explain-route shows one decision's cost table"})
 }
 
