@@ -52,6 +52,7 @@ type IOStreams struct {
 	safeOut   *termsafe.Writer
 	safeErr   *termsafe.Writer
 	stdoutTTY bool
+	stderrTTY bool
 	colorMode ColorMode
 	getenv    func(string) string
 }
@@ -61,6 +62,7 @@ func System() *IOStreams {
 	s := &IOStreams{
 		In:        os.Stdin,
 		stdoutTTY: isTerminal(os.Stdout),
+		stderrTTY: isTerminal(os.Stderr),
 		colorMode: ColorAuto,
 		getenv:    os.Getenv,
 	}
@@ -110,6 +112,13 @@ func (s *IOStreams) SetStdoutTTY(tty bool) { s.stdoutTTY = tty }
 
 // IsStdoutTTY reports whether stdout is a terminal.
 func (s *IOStreams) IsStdoutTTY() bool { return s.stdoutTTY }
+
+// SetStderrTTY marks stderr as a terminal (tests).
+func (s *IOStreams) SetStderrTTY(tty bool) { s.stderrTTY = tty }
+
+// IsStderrTTY reports whether stderr is a terminal (where a progress line may
+// be redrawn in place).
+func (s *IOStreams) IsStderrTTY() bool { return s.stderrTTY }
 
 // SetColorMode sets the --color mode.
 func (s *IOStreams) SetColorMode(m ColorMode) { s.colorMode = m }

@@ -191,3 +191,7 @@ func (e *explainer) disaggInput(req routecore.Request) routecore.DisaggInput {
 		PrefillWorkers: e.prefill, DecodeWorkers: e.decode, Request: req, PrefillPin: e.pin,
 	}
 }
+
+// Names replaces instance ids in a routing core message with pod names (and
+// pod:rank for multi-rank workers), as explain-route's messages read.
+func (p *Plan) Names(s string) string { return p.e.names(s) }

@@ -8,6 +8,7 @@ import (
 	cmdExplainRoute "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/explainroute"
 	cmdHash "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/hash"
 	cmdPreflight "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/preflight"
+	cmdSimulate "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/simulate"
 	cmdTopology "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/topology"
 	cmdVersion "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/version"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
@@ -82,5 +83,6 @@ It never changes anything in the cluster.`,
 	cmd.AddCommand(cmdExplainRoute.NewCmdExplainRoute(f, nil))
 	cmd.AddCommand(cmdDashboard.NewCmdDashboard(f, nil))
 	cmd.AddCommand(cmdPreflight.NewCmdPreflight(f, nil))
+	cmd.AddCommand(cmdSimulate.NewCmdSimulate(f, nil))
 	return cmd
 }

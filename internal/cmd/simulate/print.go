@@ -1,0 +1,244 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/plot"
+)
+
+// chartWidth is the terminal chart's width.
+const chartWidth = 100
+
+func (o *Options) print(r *simulate.Report, notes []inspect.Note) error {
+	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
+		return err
+	}
+	st := cmdutil.Style{Color: o.IO.ColorEnabled()}
+	wide := o.Output.Format == cmdutil.OutputWide
+	if o.Output.NoHeaders {
+		for _, n := range notes {
+			if n.Severity == inspect.NoteWarning {
+				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
+			}
+		}
+		return comparison(r, st).Render(o.IO.Out, printers.TableOptions{Wide: wide, NoHeaders: true})
+	}
+	return printReport(o.IO.Out, r, notes, wide, st)
+}
+
+// printReport writes the human form: what was replayed, the comparison
+// table, each variant's domains and failures, the chart, and the notes.
+func printReport(w io.Writer, r *simulate.Report, notes []inspect.Note, wide bool, st cmdutil.Style) error {
+	var b strings.Builder
+	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.Bold(fmt.Sprintf("%-11s", k+":")), v) }
+	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model)))
+	t := r.Trace
+	traffic := fmt.Sprintf("%s (%s): %s requests, %s input + %s output tokens over %s", t.Source, t.Format, count(t.Requests),
+		count(int(t.InputTokens)), count(int(t.OutputTokens)), fmtDur(t.DurationMs))
+	if t.TraceBlockSize > 0 {
+		traffic += fmt.Sprintf("; hash ids of %d tokens hashed at the router's block size %d", t.TraceBlockSize, t.RouterBlockSize)
+	}
+	if t.Speedup != 1 {
+		traffic += fmt.Sprintf("; speedup ×%g", t.Speedup)
+	}
+	kv("Traffic", traffic)
+	e := r.Engine
+	kv("Engine", fmt.Sprintf("%s prefill tok/s per GPU, decode step %g ms + %g ms per sequence, KV %s blocks per rank — %s; timings are estimates",
+		count(int(e.PrefillTokensPerSecondPerGPU)), e.DecodeStepMs, e.DecodeStepMsPerSequence, count(int(e.KvCapacityBlocks)), e.Source))
+	kv("Seed", strconv.FormatUint(r.Seed, 10))
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if err := comparison(r, st).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
+		return err
+	}
+	domain := "DOMAIN"
+	if r.DomainKey != "" {
+		domain = strings.ToUpper(r.DomainKey)
+	}
+	for _, v := range r.Variants {
+		b.Reset()
+		fmt.Fprintf(&b, "\n%s %s\n", st.Bold(v.Name+":"), headline(v))
+		for _, f := range v.Failures {
+			fmt.Fprintf(&b, "  %s %d %s at the %s hop, e.g. %s\n", st.Severity(inspect.SeverityError, "✗"), f.Count, f.Kind, f.Stage, f.Example)
+		}
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+		if err := domainTable(v, domain).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
+			return err
+		}
+		if wide {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+			if err := workerTable(v, domain).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := io.WriteString(w, "\n"+st.Bold("Over time")+" (decode load per domain; failures marked below each)\n"); err != nil {
+		return err
+	}
+	if err := plot.Terminal(w, r, chartWidth); err != nil {
+		return err
+	}
+	b.Reset()
+	if len(r.Assumptions) > 0 || len(notes) > 0 {
+		b.WriteString("\nNotes:\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s: %s\n", n.Source, n.Message)
+		}
+		for _, a := range r.Assumptions {
+			fmt.Fprintf(&b, "- %s\n", a)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// headline says in one line what happened to the variant's requests.
+func headline(v simulate.VariantResult) string {
+	s := fmt.Sprintf("%s of %s requests routed", count(v.Routed), count(v.Requests))
+	if v.Failed > 0 {
+		s += fmt.Sprintf(", %s failed (%s)", count(v.Failed), pct(float64(v.Failed)/float64(v.Requests)))
+	}
+	if n := v.SameDomainTransfers + v.CrossDomainTransfers + v.UnknownDomainTransfers; n > 0 {
+		s += fmt.Sprintf("; %s of %s KV transfers cross domains", count(v.CrossDomainTransfers), count(n))
+	}
+	s += fmt.Sprintf("; KV hit rate %s", pct(v.HitRate))
+	if v.WastedPrefills > 0 {
+		s += fmt.Sprintf("; %s prefills ran for requests that then failed", count(v.WastedPrefills))
+	}
+	return s
+}
+
+// comparison is the side-by-side table: one row per variant.
+func comparison(r *simulate.Report, st cmdutil.Style) *printers.Table {
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "Variant"}, {Header: "Mode"}, {Header: "Enforcement"}, {Header: "Routed"}, {Header: "Failed"},
+		{Header: "Cross-domain"}, {Header: "KV Hit"}, {Header: "TTFT p50/p99 (est)"}, {Header: "E2E p50/p99 (est)"},
+		{Header: "Served as", Wide: true}, {Header: "Evicted Blocks", Wide: true},
+	}}
+	for _, v := range r.Variants {
+		failed := "0"
+		if v.Failed > 0 {
+			failed = st.Severity(inspect.SeverityError, fmt.Sprintf("%s (%s)", count(v.Failed), pct(float64(v.Failed)/float64(max(v.Requests, 1)))))
+		}
+		n := v.SameDomainTransfers + v.CrossDomainTransfers + v.UnknownDomainTransfers
+		cross := "-"
+		if n > 0 {
+			cross = fmt.Sprintf("%s (%s)", count(v.CrossDomainTransfers), pct(float64(v.CrossDomainTransfers)/float64(n)))
+		}
+		served := fmt.Sprintf("%d disagg, %d agg, %d bypassed", v.Disaggregated, v.Aggregated, v.Bypassed)
+		t.AddRow(v.Name, string(v.RouterMode), v.Enforcement, count(v.Routed), failed, cross, pct(v.HitRate),
+			ms(v.TTFTMs.P50)+" / "+ms(v.TTFTMs.P99), ms(v.E2EMs.P50)+" / "+ms(v.E2EMs.P99), served, count(int(v.EvictedBlocks)))
+	}
+	return t
+}
+
+func domainTable(v simulate.VariantResult, domain string) *printers.Table {
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "  " + domain}, {Header: "P/D Workers"}, {Header: "Prefill Picks"}, {Header: "Decode Picks"}, {Header: "Failed"},
+		{Header: "Prefill Load mean/p95/peak"}, {Header: "Decode Load mean/p95/peak"},
+	}}
+	for _, d := range v.Domains {
+		t.AddRow("  "+d.Value, fmt.Sprintf("%d/%d", d.PrefillWorkers, d.DecodeWorkers), count(d.PrefillPicks), count(d.DecodePicks), count(d.Failed),
+			loadStats(d.PrefillLoad), loadStats(d.DecodeLoad))
+	}
+	return t
+}
+
+func workerTable(v simulate.VariantResult, domain string) *printers.Table {
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "  Worker"}, {Header: "Role"}, {Header: domain}, {Header: "Picks"}, {Header: "Load mean/p95/peak"}, {Header: "Cached Blocks Peak"}, {Header: "Evicted"},
+	}}
+	for _, w := range v.Workers {
+		name := w.Worker
+		if w.Synthetic {
+			name += " (added)"
+		}
+		t.AddRow("  "+name, w.Role, dash(w.Domain), count(w.Picks), loadStats(w.Load), count(int(w.CachedBlocksPeak)), count(int(w.EvictedBlocks)))
+	}
+	return t
+}
+
+func loadStats(l simulate.LoadStats) string {
+	return fmt.Sprintf("%.1f / %g / %g", l.Mean, l.P95, l.Peak)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// count prints an integer with thousands separators.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// pct prints a share as a percentage: whole numbers, with one decimal below
+// 10 %, and never 0 % or 100 % for a share that is not exactly that.
+func pct(f float64) string {
+	switch {
+	case f <= 0:
+		return "0%"
+	case f >= 1:
+		return "100%"
+	case f < 0.001:
+		return "<0.1%"
+	case f > 0.999:
+		return ">99.9%"
+	case f < 0.1:
+		return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(f*100, 'f', 0, 64) + "%"
+}
+
+// ms prints a duration given in milliseconds.
+func ms(v float64) string {
+	switch {
+	case v <= 0:
+		return "-"
+	case v < 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64) + "ms"
+	case v < 60000:
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
+	}
+	return fmtDur(v)
+}
+
+// fmtDur prints virtual time given in milliseconds as 1h02m, 3m05s, 12.5s.
+func fmtDur(v float64) string {
+	s := int64(v / 1000)
+	switch {
+	case v < 60000:
+		return strconv.FormatFloat(v/1000, 'f', 1, 64) + "s"
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%dh%02dm", s/3600, (s%3600)/60)
+}

@@ -1,0 +1,660 @@
+// Package simulate implements `kubectl dynamo simulate`: real or synthetic
+// traffic replayed through the router model over a deployment's topology,
+// once per what-if variant, compared side by side.
+package simulate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/dynosim"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/plot"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
+)
+
+// Options are the inputs of the simulate command.
+type Options struct {
+	IO     *iostreams.IOStreams
+	Now    func() time.Time
+	Getenv func(string) string
+
+	Name     string
+	FromFile string
+	Output   cmdutil.OutputFlags
+	Sources  cmdutil.SourceFlags
+
+	TraceFile      string
+	TraceFormat    string
+	TraceBlockSize int
+	Synthetic      string
+	Tokenizer      string
+	Speedup        float64
+	MaxRequests    int
+	Seed           uint64
+	Variants       []string
+	EngineProfile  string
+	KvCapacity     uint64
+	Cold           bool
+	AssumeIdle     bool
+	BlockSize      int
+	RouterMode     string
+	DynamoVersion  string
+	FailOn         string
+	Plot           string
+	ExportDynoSim  string
+	Hardware       string
+	Progress       string
+	KVTimeout      time.Duration
+
+	cmd       *cobra.Command
+	namespace string
+	scope     cmdutil.Scope
+	inventory cmdutil.Inventory
+	live      *inspect.CollectOptions
+	load      func(ctx context.Context) (*inspect.Bundle, error)
+	variants  []simulate.Variant
+	engine    simulate.Engine
+	failOn    float64 // failed share above which the exit is 2; <0: never
+	base      explain.Options
+}
+
+// NewCmdSimulate builds the command. runF, when set, replaces the run step (tests).
+func NewCmdSimulate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IOStreams, Now: f.Now, Getenv: os.Getenv, Speedup: 1, TraceBlockSize: trace.DefaultTraceBlockSize,
+		TraceFormat: "auto", FailOn: "any", Progress: "auto", KVTimeout: 30 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "simulate [DGD] (--trace FILE | --synthetic SPEC) [--variant SPEC]... [flags]",
+		Short: "Replay traffic through the router model over the deployment's topology and compare what-ifs",
+		Long: `Replay a traffic trace through kubectl-dynamo's port of Dynamo's router, over the
+deployment's real topology (domains, transfer policy, router mode and configuration,
+replicas, current KV contents and loads), in virtual time. Each variant replays the
+same traffic with one what-if applied; the deployment as it is always runs first.
+
+Every routing decision is exactly explain-route's for that request and router state:
+the simulation drives the same routing core (KV costs, ties, softmax sampling with
+--seed, the transfer policy, the overload latch), and keeps the router's own state
+the way the router does (its ledger of active requests, KV events as blocks are
+stored and evicted). The timings (TTFT, end-to-end latency, loads over time) come
+from a small engine model and are estimates: see docs/commands/simulate.md.
+
+Traces: Mooncake JSON lines (timestamp, input_length, output_length, hash_ids), the
+mooncake-delta session format, Dynamo's request-trace records with replay hashes,
+JSON lines of token ids or texts, or --synthetic.
+
+Variants (--variant, repeatable; comma-separated what-ifs in one variant):
+  ` + simulate.VariantKeys + `
+
+Exit codes: 0 ok, 2 the deployment as it is fails more requests than --fail-on
+allows, 1 error.`,
+		Example: `  # Replay a Mooncake trace on an example deployment: required vs preferred
+  kubectl dynamo simulate -f examples/prefill-only-zone-required.yaml \
+    --trace conversation_trace.jsonl --variant enforcement=preferred,weight=0.3
+
+  # Synthetic traffic: what if zone us-east-1a goes down, or 2 decode replicas are added in 1c?
+  kubectl dynamo simulate llama-70b -n inference \
+    --synthetic rate=20,isl=1000-4000,osl=200,prefix-share=0.4,duration=10m \
+    --variant down=us-east-1a --variant decode+2@us-east-1c
+
+  # Gate a change in CI: fail when more than 1% of requests would fail
+  kubectl dynamo simulate -f capture.yaml --trace trace.jsonl --fail-on 1% -o json > report.json
+
+  # A chart to look at, and the same scenario for DynoSim's engine models
+  kubectl dynamo simulate -f capture.yaml --trace trace.jsonl --plot report.svg --export-dynosim dynosim.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read a capture file (kubectl dynamo capture) instead of the cluster; - for stdin")
+	fl.StringVar(&o.TraceFile, "trace", "", "The traffic: a trace file (JSON lines, optionally gzipped)")
+	fl.StringVar(&o.TraceFormat, "trace-format", o.TraceFormat, "Trace format: auto|"+formatNames())
+	fl.IntVar(&o.TraceBlockSize, "trace-block-size", o.TraceBlockSize, "Tokens per hash id in a hash-id trace (Mooncake's published traces: 512)")
+	fl.StringVar(&o.Synthetic, "synthetic", "", "Synthetic traffic instead of a trace: rate=R,isl=N|LO-HI,osl=N|LO-HI,prefix-share=F,prefixes=N,duration=D|requests=N")
+	fl.StringVar(&o.Tokenizer, "tokenizer", "", "Tokenizer for a texts trace: a tokenizer.json path or a Hugging Face model id in the local cache (default: the served model)")
+	fl.Float64Var(&o.Speedup, "speedup", o.Speedup, "Divide the trace's inter-arrival times (2 replays twice as fast)")
+	fl.IntVar(&o.MaxRequests, "max-requests", 0, "Replay at most this many requests (0: the whole trace)")
+	fl.Uint64Var(&o.Seed, "seed", 0, "Seed for the router's random picks (ties, sampling) and synthetic traffic")
+	fl.StringArrayVar(&o.Variants, "variant", nil, "A what-if to compare (repeatable): "+simulate.VariantKeys)
+	fl.StringVar(&o.EngineProfile, "engine-profile", "", "Engine timings from a profile: Dynamo planner raw data JSON (prefill/decode_raw_data.json or their ConfigMap) or a DynoSim spec with fixed timing")
+	fl.Uint64Var(&o.KvCapacity, "kv-capacity-blocks", 0, "Prefix-cache capacity per dp rank in blocks, for workers that publish no total_kv_blocks")
+	fl.BoolVar(&o.Cold, "cold", false, "Start with empty KV caches (ignore the capture's or frontend's KV contents)")
+	fl.BoolVar(&o.AssumeIdle, "assume-idle", false, "Start with idle workers (ignore the observed loads)")
+	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
+	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode for every variant: "+modeNames())
+	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "Reproduce an older Dynamo release: a version (e.g. 1.1.0) or a profile")
+	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests: any, none, or a percentage such as 1%")
+	fl.StringVar(&o.Plot, "plot", "", "Also write an SVG chart of the comparison to this file")
+	fl.StringVar(&o.ExportDynoSim, "export-dynosim", "", "Also write the deployment and traffic as a DynoSim (aisimulate predict) spec to this file")
+	fl.StringVar(&o.Hardware, "hardware", "", "GPU system name for --export-dynosim (e.g. h200_sxm); the cluster does not say")
+	fl.StringVar(&o.Progress, "progress", o.Progress, "Progress line on stderr: auto (when stderr is a terminal), always or never")
+	fl.DurationVar(&o.KVTimeout, "kv-timeout", o.KVTimeout, "How long to wait for the live KV-cache snapshot (frontend placements stream)")
+	o.Sources.AddFlags(cmd)
+	cmdutil.AddOutputFlags(cmd, &o.Output)
+	cmd.ValidArgsFunction = completion.MaxArgs(1, completion.Deployments(f))
+	_ = cmd.RegisterFlagCompletionFunc("trace-format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		out := []string{"auto"}
+		for _, f := range trace.Formats {
+			out = append(out, string(f))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+func formatNames() string {
+	var s []string
+	for _, f := range trace.Formats {
+		if f != trace.SyntheticFormat {
+			s = append(s, string(f))
+		}
+	}
+	return strings.Join(s, "|")
+}
+
+func modeNames() string {
+	var s []string
+	for _, m := range routecore.RouterModes {
+		s = append(s, string(m))
+	}
+	return strings.Join(s, "|")
+}
+
+// Complete resolves the data source, the variants and the engine model.
+func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	o.cmd = cmd
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	o.scope = cmdutil.Scope{Command: "simulate", Source: cmdutil.SourceArgs(cmd), File: o.FromFile, NamespaceGiven: cmd.Flags().Changed("namespace")}
+	if o.Name != "" {
+		o.scope.Names = []string{o.Name}
+	}
+	if o.FromFile != "" {
+		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
+		if err != nil {
+			return err
+		}
+		o.namespace, o.load = ns, load
+	} else {
+		ns, err := cmdutil.LiveNamespace(f, "simulate")
+		if err != nil {
+			return err
+		}
+		o.namespace = ns
+		var names []string
+		if o.Name != "" {
+			names = []string{o.Name}
+		}
+		opts, err := o.Sources.CollectOptions(f, ns, false, names)
+		if err != nil {
+			return err
+		}
+		api, err := inspect.NewKubeAPI(opts.RESTConfig)
+		if err != nil {
+			return err
+		}
+		opts.Kube = api
+		opts.HTTPClient = inspect.SafeHTTPClient(nil)
+		o.live = &opts
+		o.load = func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }
+		o.scope.Context = opts.Context
+		timeout := 10 * time.Second
+		if t := opts.RESTConfig.Timeout; t > 0 {
+			timeout = t
+		}
+		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, timeout)
+	}
+	o.scope.Namespace = o.namespace
+	for _, s := range o.Variants {
+		v, err := simulate.ParseVariant(s)
+		if err != nil {
+			return cmdutil.FlagErrorf("%v", err)
+		}
+		o.variants = append(o.variants, v)
+	}
+	o.base = explain.Options{AssumeIdle: o.AssumeIdle, Seed: o.Seed, SeedGiven: cmd.Flags().Changed("seed"), BlockSize: o.BlockSize}
+	if o.RouterMode != "" {
+		m, err := routecore.ParseRouterMode(o.RouterMode)
+		if err != nil {
+			return cmdutil.FlagErrorf("--router-mode: %v", err)
+		}
+		o.base.Knobs.RouterMode = &m
+	}
+	if o.DynamoVersion != "" {
+		p, err := explain.ProfileForVersion(o.DynamoVersion)
+		if err != nil {
+			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
+		}
+		o.base.Knobs.Profile = &p
+	}
+	o.engine = simulate.DefaultEngine()
+	if o.EngineProfile != "" {
+		data, err := cmdutil.ReadInputLimit(o.IO.In, o.EngineProfile, "--engine-profile", 64<<20)
+		if err != nil {
+			return err
+		}
+		p, err := dynosim.ParseTimingProfile(bytes.NewReader(data), o.EngineProfile)
+		if err != nil {
+			return cmdutil.FlagErrorf("--engine-profile: %v", err)
+		}
+		o.engine.Source = p.Source
+		if p.PrefillTokensPerSecondPerGPU > 0 {
+			o.engine.PrefillTokensPerSecondPerGPU = p.PrefillTokensPerSecondPerGPU
+		}
+		if p.DecodeStepMs > 0 {
+			o.engine.DecodeStepMs, o.engine.DecodeStepMsPerSequence = p.DecodeStepMs, p.DecodeStepMsPerSequence
+		}
+		if c := p.CapacityBlocks(max(o.BlockSize, 16)); p.KvCapacityBlocks > 0 || (p.KvCapacityTokens > 0 && c > 0) {
+			o.engine.KvCapacityBlocks = c
+		}
+	}
+	if o.KvCapacity > 0 {
+		o.engine.KvCapacityBlocks = o.KvCapacity
+	}
+	share, err := parseFailOn(o.FailOn)
+	if err != nil {
+		return err
+	}
+	o.failOn = share
+	return nil
+}
+
+// parseFailOn reads --fail-on: any (exit 2 on one failed request), none, or
+// a percentage.
+func parseFailOn(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "any", "":
+		return 0, nil
+	case "none", "never":
+		return -1, nil
+	}
+	v := strings.TrimSuffix(strings.TrimSpace(s), "%")
+	var f float64
+	if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f < 0 || f > 100 || f != f {
+		return 0, cmdutil.FlagErrorf("--fail-on %q: use any, none, or a percentage between 0 and 100 such as 1%%", s)
+	}
+	return f / 100, nil
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.TraceFile == "" && o.Synthetic == "":
+		return cmdutil.FlagErrorf("give the traffic: --trace FILE (Mooncake JSON lines, …) or --synthetic rate=R,isl=N,osl=N,duration=D")
+	case o.TraceFile != "" && o.Synthetic != "":
+		return cmdutil.FlagErrorf("--trace and --synthetic cannot be combined: give the traffic one way")
+	case o.TraceFile == "-" && o.FromFile == "-":
+		return cmdutil.FlagErrorf("--trace - and --from-file - cannot both read stdin")
+	}
+	if o.TraceFormat != "auto" {
+		if _, err := trace.ParseFormat(o.TraceFormat); err != nil {
+			return cmdutil.FlagErrorf("--trace-format: %v", err)
+		}
+	}
+	if o.Speedup <= 0 || o.Speedup != o.Speedup || o.Speedup > 1e9 {
+		return cmdutil.FlagErrorf("--speedup must be a positive number, got %v", o.Speedup)
+	}
+	if o.MaxRequests < 0 {
+		return cmdutil.FlagErrorf("--max-requests must not be negative")
+	}
+	if o.TraceBlockSize <= 0 {
+		return cmdutil.FlagErrorf("--trace-block-size must be positive, got %d", o.TraceBlockSize)
+	}
+	if o.BlockSize < 0 {
+		return cmdutil.FlagErrorf("--block-size must be positive, got %d", o.BlockSize)
+	}
+	switch o.Progress {
+	case "auto", "always", "never":
+	default:
+		return cmdutil.FlagErrorf("--progress %q: use auto, always or never", o.Progress)
+	}
+	if err := o.engine.Validate(); err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
+	return o.Sources.Validate()
+}
+
+// Run reads the deployment, replays the traffic and prints the comparison.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	snap, err := inspect.Build(b)
+	if err != nil {
+		return err
+	}
+	if err := o.scope.Select(ctx, snap, o.inventory); err != nil {
+		return err
+	}
+	if len(snap.Deployments) != 1 {
+		names := make([]string, 0, len(snap.Deployments))
+		for i := range snap.Deployments {
+			names = append(names, snap.Deployments[i].Key())
+		}
+		first := snap.Deployments[0]
+		return cmdutil.FlagErrorf("%s hold %s; name one, e.g. %s", "the sources", cmdutil.ListDeployments(names),
+			cmdutil.CommandLine("simulate", o.scope.Source, "-n", first.Namespace, first.Name))
+	}
+	dep := &snap.Deployments[0]
+	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
+	kv, kvNotes := o.kvSets(ctx, b, dep)
+
+	open, info, err := o.opener(dep)
+	if err != nil {
+		return err
+	}
+	progress := o.progress()
+	r, err := simulate.Run(ctx, simulate.Options{
+		Snapshot: snap, Deployment: dep, Base: o.base, KV: kv, Variants: o.variants, Engine: o.engine,
+		Open: open, Trace: info, Speedup: o.Speedup, MaxRequests: o.MaxRequests, Progress: progress,
+	})
+	if progress != nil {
+		progress(simulate.Progress{Done: true, VariantIndex: -1})
+	}
+	if err != nil {
+		return simErr(err)
+	}
+	for _, n := range kvNotes {
+		r.Assumptions = append(r.Assumptions, n)
+	}
+	notes := snapNotes(snap, dep)
+	if o.ExportDynoSim != "" {
+		if err := o.exportDynoSim(dep, r); err != nil {
+			return err
+		}
+	}
+	if o.Plot != "" {
+		if err := writeFile(o.Plot, func(w io.Writer) error { return plot.SVG(w, r) }); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	if err := o.print(r, notes); err != nil {
+		return err
+	}
+	return o.exit(r)
+}
+
+func simErr(err error) error {
+	var ie *explain.InputError
+	if errors.As(err, &ie) && ie.Hint != "" {
+		return cmdutil.WithHint(err, ie.Hint)
+	}
+	var le *trace.LineError
+	if errors.As(err, &le) {
+		return cmdutil.WithHint(fmt.Errorf("the trace: %w", err), "Check --trace-format and --trace-block-size against the file (docs/commands/simulate.md lists the formats)")
+	}
+	if errors.Is(err, simulate.ErrNoTrace) {
+		return cmdutil.WithHint(err, "Give a trace with at least one request, or --synthetic")
+	}
+	return err
+}
+
+func snapNotes(s *inspect.Snapshot, dep *inspect.Deployment) []inspect.Note {
+	var out []inspect.Note
+	for _, n := range s.Notes {
+		if n.Deployment == "" || n.Deployment == dep.Key() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// kvSets are the KV contents the simulation starts from: the capture's
+// events, or the live frontend's placements stream; cold on --cold or when
+// neither is available (with a note).
+func (o *Options) kvSets(ctx context.Context, b *inspect.Bundle, dep *inspect.Deployment) ([]explain.EventSet, []string) {
+	if o.Cold {
+		return nil, []string{"KV caches start empty (--cold)"}
+	}
+	if o.live == nil {
+		sets := explain.BundleEventSets(b, dep)
+		if len(sets) == 0 {
+			return nil, []string{"KV caches start empty: the capture holds no KvEvents for " + dep.Key()}
+		}
+		return sets, nil
+	}
+	if o.Sources.NoFrontend {
+		return nil, []string{"KV caches start empty: --no-frontend"}
+	}
+	fo := inspect.FrontendOptions{API: o.live.Kube, HTTPClient: o.live.HTTPClient, Timeout: o.KVTimeout, Now: o.live.Now, PlacementTimeout: o.KVTimeout}
+	var target *inspect.FrontendTarget
+	if o.live.FrontendURL != "" {
+		target = &inspect.FrontendTarget{Namespace: dep.Namespace, Deployment: dep.Name, URL: o.live.FrontendURL}
+	} else {
+		targets, _ := inspect.FrontendTargets(b.Objects)
+		for i := range targets {
+			if targets[i].Namespace == dep.Namespace && targets[i].Deployment == dep.Name {
+				target = &targets[i]
+				break
+			}
+		}
+	}
+	if target == nil {
+		return nil, []string{"KV caches start empty: no frontend Service found for " + dep.Key() + " (pass --frontend-url)"}
+	}
+	ps, err := fo.ReadPlacements(ctx, *target)
+	if err != nil {
+		return nil, []string{"KV caches start empty: " + err.Error()}
+	}
+	return explain.PlacementEventSets(ps, dep), nil
+}
+
+// opener returns how to open the traffic once per variant, and its description.
+func (o *Options) opener(dep *inspect.Deployment) (func() (trace.Reader, error), simulate.TraceInfo, error) {
+	if o.Synthetic != "" {
+		if _, err := trace.Synthetic(o.Synthetic, o.Seed); err != nil {
+			return nil, simulate.TraceInfo{}, cmdutil.FlagErrorf("--synthetic: %v", err)
+		}
+		return func() (trace.Reader, error) { return trace.Synthetic(o.Synthetic, o.Seed) },
+			simulate.TraceInfo{Source: o.Synthetic, Format: string(trace.SyntheticFormat)}, nil
+	}
+	var data []byte
+	if o.TraceFile == "-" {
+		// stdin can be read once: keep it (bounded) for every variant.
+		d, err := cmdutil.ReadInputLimit(o.IO.In, "-", "--trace", 1<<30)
+		if err != nil {
+			return nil, simulate.TraceInfo{}, err
+		}
+		data = d
+	}
+	openRaw := func() (io.ReadCloser, error) {
+		if data != nil {
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}
+		f, err := os.Open(o.TraceFile)
+		if err != nil {
+			return nil, cmdutil.WithHint(fmt.Errorf("--trace: %w", err), "Give the path of a trace file (JSON lines)")
+		}
+		return f, nil
+	}
+	format := trace.Format(o.TraceFormat)
+	if o.TraceFormat == "auto" {
+		rc, err := openRaw()
+		if err != nil {
+			return nil, simulate.TraceInfo{}, err
+		}
+		peek, _ := bufio.NewReaderSize(rc, 64<<10).Peek(64 << 10)
+		_ = rc.Close()
+		format, err = trace.Detect(peek)
+		if err != nil {
+			return nil, simulate.TraceInfo{}, cmdutil.WithHint(fmt.Errorf("--trace %s: %w", o.TraceFile, err), "Name the format with --trace-format "+formatNames())
+		}
+	} else {
+		f, _ := trace.ParseFormat(o.TraceFormat)
+		format = f
+	}
+	topts := trace.Options{TraceBlockSize: o.TraceBlockSize}
+	if format == trace.Texts {
+		tok, err := o.tokenizer(dep)
+		if err != nil {
+			return nil, simulate.TraceInfo{}, err
+		}
+		topts.Tokenize = func(s string) ([]uint32, error) { return tok.Encode(s, true) }
+	}
+	info := simulate.TraceInfo{Source: o.TraceFile, Format: string(format)}
+	if format == trace.Mooncake || format == trace.MooncakeDelta || format == trace.DynamoRequestTrace {
+		info.TraceBlockSize = o.TraceBlockSize
+	}
+	return func() (trace.Reader, error) {
+		rc, err := openRaw()
+		if err != nil {
+			return nil, err
+		}
+		tr, err := trace.Open(rc, format, topts)
+		if err != nil {
+			_ = rc.Close()
+			return nil, err
+		}
+		return closingReader{tr, rc}, nil
+	}, info, nil
+}
+
+// closingReader closes the file at the end of the trace.
+type closingReader struct {
+	trace.Reader
+	c io.Closer
+}
+
+func (r closingReader) Next() (trace.Request, error) {
+	q, err := r.Reader.Next()
+	if err != nil {
+		_ = r.c.Close()
+	}
+	return q, err
+}
+
+func (o *Options) tokenizer(dep *inspect.Deployment) (*tokenizer.Tokenizer, error) {
+	ref, resolve := o.Tokenizer, tokenizer.Resolve
+	if ref == "" {
+		for _, w := range dep.Workers {
+			for _, in := range w.Instances {
+				if in.Model != "" {
+					ref = in.Model
+				}
+			}
+		}
+		if ref == "" {
+			return nil, cmdutil.FlagErrorf("a texts trace needs a tokenizer: no worker card names the model; pass --tokenizer tokenizer.json")
+		}
+		// A model name from a worker card is cluster data: a cache id, never a path.
+		resolve = tokenizer.ResolveModelID
+	}
+	src, err := resolve(ref, o.Getenv)
+	if err != nil {
+		return nil, cmdutil.WithHint(fmt.Errorf("tokenize the trace with %s: %w", ref, err), "Pass --tokenizer PATH/tokenizer.json, or give a tokens trace")
+	}
+	return tokenizer.Load(src.Path)
+}
+
+func (o *Options) exportDynoSim(dep *inspect.Deployment, r *simulate.Report) error {
+	sc, _ := dynosim.ScenarioFromDeployment(dep)
+	sc.Hardware = o.Hardware
+	sc.Seed = o.Seed
+	if o.TraceFile != "" && o.TraceFile != "-" {
+		sc.Trace = dynosim.TraceSettings{Path: o.TraceFile, Format: r.Trace.Format, TraceBlockSize: r.Trace.TraceBlockSize, Speedup: o.Speedup, Requests: o.MaxRequests}
+	}
+	if err := writeFile(o.ExportDynoSim, func(w io.Writer) error { return dynosim.Export(w, sc) }); err != nil {
+		return cmdutil.WithHint(fmt.Errorf("--export-dynosim: %w", err), "docs/commands/simulate.md says what DynoSim can and cannot run")
+	}
+	return nil
+}
+
+// writeFile writes through a temporary file and renames it into place, so a
+// failure leaves no half-written file (and an existing one untouched).
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(dirOf(path), ".kubectl-dynamo-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	w := bufio.NewWriter(tmp)
+	if err := write(w); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		_ = tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i+1]
+	}
+	return "."
+}
+
+// progress returns the progress reporter: a line on stderr redrawn in place
+// (auto: only when stderr is a terminal).
+func (o *Options) progress() func(simulate.Progress) {
+	switch {
+	case o.Progress == "never", o.Progress == "auto" && !o.IO.IsStderrTTY():
+		return nil
+	}
+	shown := false
+	return func(p simulate.Progress) {
+		if p.VariantIndex < 0 {
+			if shown {
+				fmt.Fprint(o.IO.ErrOut, "\r\033[K")
+			}
+			return
+		}
+		shown = true
+		fmt.Fprintf(o.IO.ErrOut, "\r\033[Ksimulate: variant %d/%d %s: %d requests, %s of traffic", p.VariantIndex+1, p.Variants, p.Variant, p.Requests, fmtDur(p.VirtualMs))
+	}
+}
+
+// exit is 2 when the deployment as it is fails more than --fail-on allows.
+func (o *Options) exit(r *simulate.Report) error {
+	if o.failOn < 0 || len(r.Variants) == 0 {
+		return nil
+	}
+	v := r.Variants[0]
+	if v.Failed == 0 || float64(v.Failed)/float64(max(v.Requests, 1)) <= o.failOn && !(o.failOn == 0 && v.Failed > 0) {
+		return nil
+	}
+	msg := fmt.Sprintf("the deployment as it is fails %s of %s requests (%s; --fail-on %s, exit code 2)", count(v.Failed), count(v.Requests), pct(float64(v.Failed)/float64(v.Requests)), o.FailOn)
+	if !o.Output.IsTable() {
+		msg = ""
+	}
+	return &cmdutil.ResultError{Code: cmdutil.ExitFindings, Message: msg}
+}

@@ -1,0 +1,192 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+)
+
+// Engine is the engine model: how long a worker takes to prefill a prompt and
+// to decode, how long a KV transfer takes, and how many blocks a worker's
+// prefix cache holds. It is a deliberately small approximation (see
+// docs/commands/simulate.md): the routing decisions are exact, the timings are
+// estimates. Every parameter can be replaced with --engine-profile.
+type Engine struct {
+	// PrefillTokensPerSecondPerGPU is one GPU's prefill throughput; a worker
+	// (dp rank) prefills at this times its GPUs, one prompt at a time (FIFO).
+	PrefillTokensPerSecondPerGPU float64
+	// DecodeStepMs + DecodeStepMsPerSequence × active is the time of one
+	// decode step, in which every active sequence of the worker gets one token
+	// (processor sharing).
+	DecodeStepMs            float64
+	DecodeStepMsPerSequence float64
+	// KvTransferMsPerBlock is the prefill→decode transfer time per block
+	// within one domain value; KvTransferMsPerBlockCrossDomain across values.
+	KvTransferMsPerBlock            float64
+	KvTransferMsPerBlockCrossDomain float64
+	// KvCapacityBlocks is a dp rank's prefix-cache capacity in blocks when its
+	// runtime config publishes no total_kv_blocks.
+	KvCapacityBlocks uint64
+	// Source says where the parameters came from.
+	Source string
+}
+
+// DefaultEngine returns the built-in parameters: rough figures for a
+// mid-size dense model on one current data-centre GPU per rank. They are
+// placeholders for a profile, not measurements of any deployment.
+func DefaultEngine() Engine {
+	return Engine{
+		PrefillTokensPerSecondPerGPU:    10000,
+		DecodeStepMs:                    12,
+		DecodeStepMsPerSequence:         0.08,
+		KvTransferMsPerBlock:            0.02,
+		KvTransferMsPerBlockCrossDomain: 0.2,
+		KvCapacityBlocks:                32768,
+		Source:                          "built-in defaults (rough figures, not a profile of this deployment)",
+	}
+}
+
+// Validate rejects parameters the model cannot run with.
+func (e Engine) Validate() error {
+	pos := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+			return fmt.Errorf("engine model: %s must be a positive number, got %v", name, v)
+		}
+		return nil
+	}
+	nonneg := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("engine model: %s must be a non-negative number, got %v", name, v)
+		}
+		return nil
+	}
+	for _, err := range []error{
+		pos("prefillTokensPerSecondPerGPU", e.PrefillTokensPerSecondPerGPU),
+		pos("decodeStepMs", e.DecodeStepMs),
+		nonneg("decodeStepMsPerSequence", e.DecodeStepMsPerSequence),
+		nonneg("kvTransferMsPerBlock", e.KvTransferMsPerBlock),
+		nonneg("kvTransferMsPerBlockCrossDomain", e.KvTransferMsPerBlockCrossDomain),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if e.KvCapacityBlocks == 0 {
+		return fmt.Errorf("engine model: kvCapacityBlocks must be at least 1")
+	}
+	return nil
+}
+
+// Info is the engine model as the report shows it.
+func (e Engine) Info() EngineInfo {
+	return EngineInfo{
+		PrefillTokensPerSecondPerGPU: e.PrefillTokensPerSecondPerGPU,
+		DecodeStepMs:                 e.DecodeStepMs, DecodeStepMsPerSequence: e.DecodeStepMsPerSequence,
+		KvTransferMsPerBlock: e.KvTransferMsPerBlock, KvTransferMsPerBlockCrossDomain: e.KvTransferMsPerBlockCrossDomain,
+		KvCapacityBlocks: e.KvCapacityBlocks, Source: e.Source,
+	}
+}
+
+func (e Engine) stepMs(active int) float64 {
+	return e.DecodeStepMs + e.DecodeStepMsPerSequence*float64(active)
+}
+
+// lru is one dp rank's prefix cache: sequence hashes in least-recently-used
+// order, in flat arrays (no per-block allocation).
+type lru struct {
+	capacity   int
+	pos        map[routecore.SequenceHash]int32
+	hash       []routecore.SequenceHash
+	prev, next []int32
+	head, tail int32 // head: most recent; tail: least recent
+	free       []int32
+	peak       int
+}
+
+func newLRU(capacity uint64) *lru {
+	c := int(min(capacity, 1<<30))
+	return &lru{capacity: c, pos: map[routecore.SequenceHash]int32{}, head: -1, tail: -1}
+}
+
+func (l *lru) len() int { return len(l.pos) }
+
+// prefix is how many of seq's leading blocks the cache holds.
+func (l *lru) prefix(seq []routecore.SequenceHash) int {
+	for i, h := range seq {
+		if _, ok := l.pos[h]; !ok {
+			return i
+		}
+	}
+	return len(seq)
+}
+
+func (l *lru) unlink(i int32) {
+	p, n := l.prev[i], l.next[i]
+	if p >= 0 {
+		l.next[p] = n
+	} else {
+		l.head = n
+	}
+	if n >= 0 {
+		l.prev[n] = p
+	} else {
+		l.tail = p
+	}
+}
+
+func (l *lru) pushFront(i int32) {
+	l.prev[i], l.next[i] = -1, l.head
+	if l.head >= 0 {
+		l.prev[l.head] = i
+	}
+	l.head = i
+	if l.tail < 0 {
+		l.tail = i
+	}
+}
+
+// store inserts or refreshes seq's blocks, the last first, so that the
+// prompt's leading blocks end most recent and the tail is evicted first (the
+// order engines free a finished sequence's blocks in). It returns the index of
+// the first block that was not cached before, and appends evicted hashes to
+// evicted.
+func (l *lru) store(seq []routecore.SequenceHash, evicted []routecore.SequenceHash) (firstNew int, _ []routecore.SequenceHash) {
+	firstNew = l.prefix(seq)
+	for k := len(seq) - 1; k >= 0; k-- {
+		h := seq[k]
+		if i, ok := l.pos[h]; ok {
+			l.unlink(i)
+			l.pushFront(i)
+			continue
+		}
+		var i int32
+		if n := len(l.free); n > 0 {
+			i = l.free[n-1]
+			l.free = l.free[:n-1]
+			l.hash[i] = h
+		} else {
+			i = int32(len(l.hash))
+			l.hash = append(l.hash, h)
+			l.prev = append(l.prev, -1)
+			l.next = append(l.next, -1)
+		}
+		l.pos[h] = i
+		l.pushFront(i)
+	}
+	for len(l.pos) > l.capacity {
+		// Never evict what this store just placed (it is at the front, and its
+		// hashes are distinct): a capacity below one prompt keeps the prompt,
+		// which the engine holds while it runs.
+		if len(l.pos) <= len(seq) {
+			break
+		}
+		t := l.tail
+		l.unlink(t)
+		delete(l.pos, l.hash[t])
+		evicted = append(evicted, l.hash[t])
+		l.free = append(l.free, t)
+	}
+	l.peak = max(l.peak, len(l.pos))
+	return firstNew, evicted
+}

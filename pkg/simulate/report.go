@@ -1,0 +1,225 @@
+package simulate
+
+import (
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+)
+
+// APIVersion and Kind identify a SimulationReport document (-o json|yaml).
+// The kind is versioned with the rest of kubectl-dynamo's documents: a field
+// is only ever added, never renamed, within one apiVersion.
+const (
+	APIVersion = "kubectl-dynamo.io/v1alpha1"
+	Kind       = "SimulationReport"
+)
+
+// Report is the result of one simulation: the same traffic replayed through
+// the router model once per variant (the deployment as it is first). It is
+// plain data: the table printer, the terminal chart, the SVG plot and -o
+// json|yaml all read it.
+type Report struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Context is the kubeconfig context or the capture file.
+	Context    string `json:"context,omitempty"`
+	Deployment string `json:"deployment"`
+	Namespace  string `json:"namespace"`
+	Model      string `json:"model,omitempty"`
+	// DomainKey is the transfer domain the per-domain figures are grouped by
+	// (the DGD's kvTransferPolicy domain, e.g. zone); "" when the deployment
+	// has no topology-aware transfer (one group "-" then).
+	DomainKey string `json:"domainKey,omitempty"`
+	// Trace describes the traffic replayed.
+	Trace TraceInfo `json:"trace"`
+	// Engine is the engine model the timings come from (an approximation).
+	Engine EngineInfo `json:"engine"`
+	// Seed seeds every draw (ties, softmax sampling, synthetic traffic).
+	Seed uint64 `json:"seed,string"`
+	// Variants are the scenarios, the deployment as it is first.
+	Variants []VariantResult `json:"variants"`
+	// Assumptions say what the model assumed where it could not see.
+	Assumptions []string `json:"assumptions,omitempty"`
+}
+
+// TraceInfo describes the replayed traffic.
+type TraceInfo struct {
+	// Source is the file or the synthetic spec; Format the trace format
+	// (mooncake, mooncake-delta, dynamo-request-trace, tokens, texts, synthetic).
+	Source string `json:"source"`
+	Format string `json:"format"`
+	// Requests is how many requests were read and replayed.
+	Requests int `json:"requests"`
+	// TraceBlockSize is the tokens per hash id of a hash-id trace (0 otherwise);
+	// RouterBlockSize the KV block size the router hashes with.
+	TraceBlockSize  int `json:"traceBlockSize,omitempty"`
+	RouterBlockSize int `json:"routerBlockSize"`
+	// Speedup divides the trace's inter-arrival times.
+	Speedup float64 `json:"speedup"`
+	// DurationMs is the virtual time from the first arrival to the last
+	// completion of the deployment-as-is variant.
+	DurationMs float64 `json:"durationMs"`
+	// InputTokens and OutputTokens are totals over the trace.
+	InputTokens  uint64 `json:"inputTokens"`
+	OutputTokens uint64 `json:"outputTokens"`
+}
+
+// EngineInfo is the engine model and where each parameter came from.
+type EngineInfo struct {
+	// PrefillTokensPerSecond is one GPU's prefill throughput; a worker's is
+	// this times its GPUs.
+	PrefillTokensPerSecondPerGPU float64 `json:"prefillTokensPerSecondPerGPU"`
+	// DecodeStepMs is the time of one decode step (one output token for every
+	// active sequence) at batch 1; DecodeStepMsPerSequence adds per active
+	// sequence: step = DecodeStepMs + DecodeStepMsPerSequence × active.
+	DecodeStepMs            float64 `json:"decodeStepMs"`
+	DecodeStepMsPerSequence float64 `json:"decodeStepMsPerSequence"`
+	// KvTransferMsPerBlock is the KV transfer time per block (same domain /
+	// across domains).
+	KvTransferMsPerBlock            float64 `json:"kvTransferMsPerBlock"`
+	KvTransferMsPerBlockCrossDomain float64 `json:"kvTransferMsPerBlockCrossDomain"`
+	// KvCapacityBlocks is the default KV capacity of a worker (per dp rank)
+	// when its runtime config publishes none.
+	KvCapacityBlocks uint64 `json:"kvCapacityBlocks"`
+	// Source says where the parameters came from (defaults, a profile file).
+	Source string `json:"source"`
+}
+
+// VariantResult is one scenario's outcome.
+type VariantResult struct {
+	// Name is how the variant is shown ("as deployed", or its spec).
+	Name string `json:"name"`
+	// Changes lists what the variant changed, one what-if per entry.
+	Changes []string `json:"changes,omitempty"`
+	// RouterMode is the frontend router mode the variant ran.
+	RouterMode routecore.RouterMode `json:"routerMode"`
+	// Enforcement is the transfer enforcement in effect ("required",
+	// "preferred", "none").
+	Enforcement string `json:"enforcement,omitempty"`
+
+	// Requests = Routed + Failed.
+	Requests int `json:"requests"`
+	Routed   int `json:"routed"`
+	Failed   int `json:"failed"`
+	// Failures counts failed requests by error kind (NoEndpoints,
+	// AllWorkersBusy, KvTransferFailed, …) and stage.
+	Failures []FailureCount `json:"failures,omitempty"`
+	// WastedPrefills counts failed requests whose prefill ran before the
+	// decode hop failed (Dynamo prefills first, then routes decode).
+	WastedPrefills int `json:"wastedPrefills"`
+	// Disaggregated, Aggregated and Bypassed count routed requests by how
+	// they were served.
+	Disaggregated int `json:"disaggregated"`
+	Aggregated    int `json:"aggregated"`
+	Bypassed      int `json:"bypassed"`
+	// SameDomainTransfers and CrossDomainTransfers count KV transfers from the
+	// prefill worker to the decode worker by whether both share the transfer
+	// domain value; UnknownDomainTransfers where either has none.
+	SameDomainTransfers    int `json:"sameDomainTransfers"`
+	CrossDomainTransfers   int `json:"crossDomainTransfers"`
+	UnknownDomainTransfers int `json:"unknownDomainTransfers"`
+	// PromptBlocks is the full blocks of every routed prompt; CachedBlocks the
+	// blocks the picked (prefill, or aggregated) worker already held;
+	// HitRate = CachedBlocks / PromptBlocks.
+	PromptBlocks uint64  `json:"promptBlocks"`
+	CachedBlocks uint64  `json:"cachedBlocks"`
+	HitRate      float64 `json:"hitRate"`
+	// EvictedBlocks is blocks evicted by the engine model's LRU.
+	EvictedBlocks uint64 `json:"evictedBlocks"`
+	// TTFTMs and E2EMs are model estimates (see Engine), over routed requests.
+	TTFTMs Percentiles `json:"ttftMs"`
+	E2EMs  Percentiles `json:"e2eMs"`
+	// Domains are the per-domain figures, in domain-value order.
+	Domains []DomainResult `json:"domains"`
+	// Workers are the per-worker figures, in pod order.
+	Workers []WorkerResult `json:"workers"`
+	// Series is the time series (fixed buckets of virtual time).
+	Series Series `json:"series"`
+}
+
+// FailureCount is how many requests failed with one error at one stage.
+type FailureCount struct {
+	Stage string `json:"stage"`
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+	// Example is the first such error's message.
+	Example string `json:"example,omitempty"`
+}
+
+// Percentiles summarise a distribution.
+type Percentiles struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// LoadStats summarise a load over virtual time: the time-weighted mean, the
+// 95th percentile of the sampled values and the peak.
+type LoadStats struct {
+	Mean float64 `json:"mean"`
+	P95  float64 `json:"p95"`
+	Peak float64 `json:"peak"`
+}
+
+// DomainResult is one transfer-domain value's figures ("-" for workers
+// without one).
+type DomainResult struct {
+	Value          string `json:"value"`
+	PrefillWorkers int    `json:"prefillWorkers"`
+	DecodeWorkers  int    `json:"decodeWorkers"`
+	// PrefillPicks counts requests whose prefill landed here (including those
+	// whose decode hop then failed: the prefill ran); DecodePicks routed
+	// requests whose decode landed here (an aggregated request counts in
+	// both). Failed counts failed requests whose prefill pick landed here (a
+	// request failing at the prefill hop has no landing and counts only in the
+	// variant's total).
+	PrefillPicks int `json:"prefillPicks"`
+	DecodePicks  int `json:"decodePicks"`
+	Failed       int `json:"failed"`
+	// PrefillLoad is the in-flight prefill requests summed over the domain's
+	// prefill workers; DecodeLoad the active decode sequences over its decode
+	// workers.
+	PrefillLoad LoadStats `json:"prefillLoad"`
+	DecodeLoad  LoadStats `json:"decodeLoad"`
+}
+
+// WorkerResult is one worker's figures.
+type WorkerResult struct {
+	Worker string `json:"worker"`
+	Role   string `json:"role"`
+	Domain string `json:"domain,omitempty"`
+	// Synthetic marks a worker a variant added (decode+N@domain).
+	Synthetic bool `json:"synthetic,omitempty"`
+	Picks     int  `json:"picks"`
+	// Load is in-flight requests (prefill: queued or prefilling; decode:
+	// decoding).
+	Load LoadStats `json:"load"`
+	// CachedBlocksPeak is the most blocks the worker's cache held.
+	CachedBlocksPeak uint64 `json:"cachedBlocksPeak"`
+	EvictedBlocks    uint64 `json:"evictedBlocks"`
+}
+
+// Series is the time series of a variant: per bucket of virtual time and
+// per domain value (in Report.Variants[i].Domains order), what was routed,
+// what failed and the mean load.
+type Series struct {
+	BucketMs float64       `json:"bucketMs"`
+	Buckets  []SeriesPoint `json:"buckets"`
+}
+
+// SeriesPoint is one bucket.
+type SeriesPoint struct {
+	StartMs float64 `json:"startMs"`
+	// Domains is parallel to VariantResult.Domains.
+	Domains []DomainPoint `json:"domains"`
+}
+
+// DomainPoint is one domain in one bucket: requests whose prefill landed in
+// the domain in the bucket, failures, and the time-weighted mean load.
+type DomainPoint struct {
+	Routed      int     `json:"routed"`
+	Failed      int     `json:"failed"`
+	PrefillLoad float64 `json:"prefillLoad"`
+	DecodeLoad  float64 `json:"decodeLoad"`
+}

@@ -1,0 +1,886 @@
+package simulate
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
+)
+
+// Options are one simulation's inputs.
+type Options struct {
+	Snapshot   *inspect.Snapshot
+	Deployment *inspect.Deployment
+	// Base are explain-route's options every variant starts from (seed, block
+	// size, assume-idle, knob flags).
+	Base explain.Options
+	// KV are the workers' KV-cache contents at the start (a capture's or the
+	// frontend's events); nil starts cold.
+	KV []explain.EventSet
+	// Variants are the what-ifs; the deployment as it is always runs first.
+	Variants []Variant
+	Engine   Engine
+	// Open opens the trace; it is called once per variant (the trace is
+	// streamed, never held in memory).
+	Open  func() (trace.Reader, error)
+	Trace TraceInfo
+	// Speedup divides inter-arrival times (2 replays twice as fast); 0 means 1.
+	Speedup float64
+	// MaxRequests stops reading the trace after this many requests (0: all).
+	MaxRequests int
+	// Progress, when set, is called every ProgressEvery requests and at the
+	// end of each variant.
+	Progress      func(Progress)
+	ProgressEvery int
+	// OnDecision, when set, sees every routing decision (tests).
+	OnDecision func(variant, request int, d explain.CoreDecision)
+}
+
+// Progress is a progress report.
+type Progress struct {
+	Variant      string
+	VariantIndex int
+	Variants     int
+	Requests     int
+	VirtualMs    float64
+	Done         bool
+}
+
+// ErrNoTrace is returned when the trace holds no request.
+var ErrNoTrace = errors.New("the trace holds no request")
+
+// Run replays the trace through the router model once per variant.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Deployment == nil {
+		return nil, errors.New("simulate: no deployment")
+	}
+	if err := o.Engine.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Speedup == 0 {
+		o.Speedup = 1
+	}
+	if math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0) || o.Speedup <= 0 {
+		return nil, fmt.Errorf("--speedup %v: must be a positive number", o.Speedup)
+	}
+	dep := o.Deployment
+	r := &Report{
+		APIVersion: APIVersion, Kind: Kind,
+		Deployment: dep.Name, Namespace: dep.Namespace,
+		Engine: o.Engine.Info(), Seed: o.Base.Seed, Trace: o.Trace,
+	}
+	if o.Snapshot != nil {
+		r.Context = o.Snapshot.Context
+	}
+	if dep.Policy != nil {
+		r.DomainKey = dep.Policy.Domain
+	}
+	r.Trace.Speedup = o.Speedup
+	variants := append([]Variant{{Spec: "as deployed"}}, o.Variants...)
+	for i, v := range variants {
+		vr, st, err := runVariant(ctx, o, i, len(variants), v)
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			return nil, fmt.Errorf("variant %q: %w", v.Spec, err)
+		}
+		if i == 0 {
+			r.Model = st.plan.Model()
+			r.Trace.Requests = st.requests
+			r.Trace.RouterBlockSize = st.plan.BlockSize()
+			r.Trace.DurationMs = st.end
+			r.Trace.InputTokens, r.Trace.OutputTokens = st.inTokens, st.outTokens
+			r.Assumptions = append(r.Assumptions, st.assumptions...)
+		}
+		r.Variants = append(r.Variants, vr)
+	}
+	return r, nil
+}
+
+// unit is one (worker, dp rank): a prefill server (FIFO, one prompt at a
+// time), a decode server (processor sharing) and a prefix cache.
+type unit struct {
+	key    routecore.WorkerWithDpRank
+	worker int // index into state.workers
+	gpus   float64
+	cache  *lru
+
+	queue      []*req
+	prefilling *req
+	inPrefill  int // queued + prefilling
+
+	decG    float64 // tokens generated per active sequence since the start
+	decLast float64
+	decHeap decodeHeap
+	decVer  uint64
+
+	inDecode int
+}
+
+type workerStat struct {
+	pod       string
+	role      inspect.Role
+	domain    int
+	synthetic bool
+	picks     int
+	units     []*unit
+	evicted   uint64
+	level     level
+}
+
+type req struct {
+	id       uint64
+	idx      int
+	arrival  float64
+	isl, osl int
+	seq      []routecore.SequenceHash
+	local    []routecore.LocalBlockHash
+	pre, dec *unit
+	hit      int // blocks the serving worker's cache held
+	crossDom bool
+	wasted   bool // the decode hop failed after the prefill ran
+	firstTok float64
+}
+
+type decEntry struct {
+	target float64
+	r      *req
+}
+
+type decodeHeap []decEntry
+
+func (h decodeHeap) Len() int { return len(h) }
+func (h decodeHeap) Less(i, j int) bool {
+	return h[i].target < h[j].target || (h[i].target == h[j].target && h[i].r.id < h[j].r.id)
+}
+func (h decodeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *decodeHeap) Push(x any)   { *h = append(*h, x.(decEntry)) }
+func (h *decodeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+type evKind uint8
+
+const (
+	evPrefillDone evKind = iota
+	evDecodeStart
+	evDecodeDone
+)
+
+type event struct {
+	t    float64
+	seq  uint64
+	kind evKind
+	u    *unit
+	r    *req
+	ver  uint64
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	return h[i].t < h[j].t || (h[i].t == h[j].t && h[i].seq < h[j].seq)
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// state is one variant's simulation.
+type state struct {
+	o       Options
+	plan    *explain.Plan
+	eng     Engine
+	bs      int
+	eagle   bool
+	ledger  *routecore.ActiveLedger
+	index   *routecore.Index
+	useIdx  bool
+	approx  bool
+	weights routecore.TierWeights
+	rng     routecore.Rand
+	rrPre   routecore.RoundRobinCounter
+	rrDec   routecore.RoundRobinCounter
+
+	units                          map[routecore.WorkerWithDpRank]*unit
+	workers                        []*workerStat
+	pools                          [2][]routecore.Worker // prefill, decode
+	base                           map[routecore.WorkerWithDpRank]routecore.RankLoad
+	dirty                          map[routecore.WorkerWithDpRank]bool
+	wpos                           map[routecore.WorkerID][2]int // pool, index
+	trackDecodeBlocks, reuseDecode bool
+
+	domains           []string
+	domainIdx         map[string]int
+	dPrefill, dDecode []int
+	dLevels           [][2]level
+	ser               *series
+
+	ev     eventHeap
+	evSeq  uint64
+	now    float64
+	nextID uint64
+	events uint64 // KV event ids
+
+	vr                  VariantResult
+	fail                map[[2]string]*FailureCount
+	ttft, e2e           hist
+	requests            int
+	inTokens, outTokens uint64
+	end                 float64
+	assumptions         []string
+	evicted             []routecore.SequenceHash
+}
+
+func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantResult, *state, error) {
+	dep, eo, err := v.apply(o.Deployment, o.Base)
+	if err != nil {
+		return VariantResult{}, nil, err
+	}
+	plan, err := explain.NewPlan(explain.Input{Snapshot: o.Snapshot, Deployment: dep, Options: eo})
+	if err != nil {
+		return VariantResult{}, nil, err
+	}
+	s := newState(o, plan, dep, v)
+	tr, err := o.Open()
+	if err != nil {
+		return VariantResult{}, nil, err
+	}
+	var origin float64
+	first := true
+	every := cmp.Or(o.ProgressEvery, 10000)
+	for {
+		if o.MaxRequests > 0 && s.requests >= o.MaxRequests {
+			break
+		}
+		tq, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return VariantResult{}, nil, err
+		}
+		at := float64(tq.Arrival) / float64(time.Millisecond)
+		if first {
+			origin, first = at, false
+		}
+		at = (at - origin) / o.Speedup
+		if at < s.now {
+			at = s.now // arrivals out of order are taken when they are read
+		}
+		s.advance(at)
+		if err := s.arrive(tq, at, vi); err != nil {
+			return VariantResult{}, nil, err
+		}
+		if s.requests%every == 0 {
+			if err := ctx.Err(); err != nil {
+				return VariantResult{}, nil, err
+			}
+			if o.Progress != nil {
+				o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now})
+			}
+		}
+	}
+	if s.requests == 0 {
+		return VariantResult{}, nil, ErrNoTrace
+	}
+	s.advance(math.Inf(1))
+	if o.Progress != nil {
+		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now, Done: true})
+	}
+	return s.result(), s, nil
+}
+
+func (v Variant) name() string {
+	if v.Spec == "" {
+		return "as deployed"
+	}
+	return v.Spec
+}
+
+func newState(o Options, plan *explain.Plan, dep *inspect.Deployment, v Variant) *state {
+	s := &state{
+		o: o, plan: plan, eng: o.Engine, bs: plan.BlockSize(), eagle: plan.Eagle(),
+		rng:   explain.SeedRand(o.Base.Seed),
+		units: map[routecore.WorkerWithDpRank]*unit{}, base: map[routecore.WorkerWithDpRank]routecore.RankLoad{},
+		dirty: map[routecore.WorkerWithDpRank]bool{}, wpos: map[routecore.WorkerID][2]int{},
+		domainIdx: map[string]int{}, fail: map[[2]string]*FailureCount{},
+	}
+	s.vr = VariantResult{Name: v.name(), Changes: v.Changes}
+	ri := plan.Router()
+	s.vr.RouterMode = ri.Mode
+	if ri.Policy != nil {
+		s.vr.Enforcement = string(ri.Policy.Enforcement)
+	} else {
+		s.vr.Enforcement = "none"
+	}
+	s.ledger = routecore.NewActiveLedger(routecore.ActiveLedgerOptions{BlockSize: s.bs})
+	cfg := plan.ScoringConfig()
+	s.useIdx = plan.KV() && cfg.OverlapScoreCredit != 0
+	s.approx = s.useIdx && !cfg.UseKvEvents
+	s.weights = plan.TierWeights()
+	s.trackDecodeBlocks = ri.Config.RouterTrackActiveBlocks
+	s.reuseDecode = ri.Config.RouterAssumeKvReuse
+	s.index = routecore.NewIndex()
+
+	prefill, decode := plan.Pools()
+	s.pools = [2][]routecore.Worker{prefill, decode}
+	pods := map[string]int{}
+	for p, pool := range s.pools {
+		for i := range pool {
+			w := &pool[i]
+			s.wpos[w.ID] = [2]int{p, i}
+			m, _ := plan.Member(w.ID)
+			wi, ok := pods[m.Pod.Pod]
+			if !ok {
+				dom := s.domain(m.Pod.Domain.Effective())
+				wi = len(s.workers)
+				pods[m.Pod.Pod] = wi
+				s.workers = append(s.workers, &workerStat{pod: m.Pod.Pod, role: m.Role, domain: dom, synthetic: m.Inst.Source != "" && len(m.Inst.Source) > 9 && m.Inst.Source[:9] == "simulate:"})
+				if p == 0 {
+					s.dPrefill[dom]++
+				} else {
+					s.dDecode[dom]++
+				}
+			}
+			start, end := w.Runtime.DpRange()
+			capacity := o.Engine.KvCapacityBlocks
+			if w.Runtime.TotalKvBlocks != nil && *w.Runtime.TotalKvBlocks > 0 {
+				capacity = *w.Runtime.TotalKvBlocks
+			}
+			gpus := float64(max(m.Pod.GPUs, 1)) / float64(max(end-start, 1))
+			for r := start; r < end; r++ {
+				k := routecore.WorkerWithDpRank{WorkerID: w.ID, DpRank: r}
+				u := &unit{key: k, worker: wi, gpus: max(gpus, 1), cache: newLRU(capacity)}
+				s.units[k] = u
+				s.workers[wi].units = append(s.workers[wi].units, u)
+				s.base[k] = w.Loads[r]
+			}
+		}
+	}
+	busy := 0
+	for _, l := range s.base {
+		if l != (routecore.RankLoad{}) {
+			busy++
+		}
+	}
+	if busy > 0 {
+		s.assumptions = append(s.assumptions, fmt.Sprintf("the loads observed at the start (%d worker rank(s) with load) stay as constant background load throughout, as traffic the trace does not contain; --assume-idle starts every worker idle", busy))
+	}
+	s.dLevels = make([][2]level, len(s.domains))
+	s.ser = newSeries(len(s.domains), 1000)
+	if len(o.KV) > 0 && s.useIdx {
+		s.seedCache(o.KV)
+	}
+	if s.approx {
+		s.assumptions = append(s.assumptions, "the router runs in approximate mode (use_kv_events=false): its index is fed from its own routing decisions, not from KV events; router_ttl_secs expiry is not modelled, evictions follow the engine model")
+	}
+	return s
+}
+
+func (s *state) domain(v string) int {
+	if v == "" {
+		v = "-"
+	}
+	if i, ok := s.domainIdx[v]; ok {
+		return i
+	}
+	s.domainIdx[v] = len(s.domains)
+	s.domains = append(s.domains, v)
+	s.dPrefill = append(s.dPrefill, 0)
+	s.dDecode = append(s.dDecode, 0)
+	return len(s.domains) - 1
+}
+
+// seedCache applies the starting KV contents to the index and to the engine
+// caches of the workers they name.
+func (s *state) seedCache(sets []explain.EventSet) {
+	bad := 0
+	for _, set := range sets {
+		if set.BlockSize > 0 && set.BlockSize != s.bs {
+			continue
+		}
+		for _, ev := range set.Events {
+			if err := s.index.ApplyEvent(ev); err != nil {
+				bad++
+				continue
+			}
+			st := ev.Event.Data.Stored
+			if st == nil || ev.StorageTier != routecore.TierDevice {
+				continue
+			}
+			u := s.units[routecore.WorkerWithDpRank{WorkerID: ev.WorkerID, DpRank: ev.Event.DpRank}]
+			if u == nil {
+				continue
+			}
+			seq := make([]routecore.SequenceHash, len(st.Blocks))
+			for i, b := range st.Blocks {
+				seq[i] = b.BlockHash
+			}
+			_, s.evicted = u.cache.store(seq, s.evicted[:0])
+			s.emitRemoved(u, s.evicted)
+		}
+	}
+	if bad > 0 {
+		s.assumptions = append(s.assumptions, fmt.Sprintf("%d starting KV event(s) were rejected by the index and skipped", bad))
+	}
+}
+
+func (s *state) push(e event) {
+	s.evSeq++
+	e.seq = s.evSeq
+	heap.Push(&s.ev, e)
+}
+
+// advance processes every event up to time t.
+func (s *state) advance(t float64) {
+	for len(s.ev) > 0 && s.ev[0].t <= t {
+		e := heap.Pop(&s.ev).(event)
+		s.now = max(s.now, e.t)
+		switch e.kind {
+		case evPrefillDone:
+			s.prefillDone(e.u, e.r)
+		case evDecodeStart:
+			s.decodeStart(e.u, e.r)
+		case evDecodeDone:
+			if e.ver == e.u.decVer {
+				s.decodeDone(e.u)
+			}
+		}
+	}
+	if !math.IsInf(t, 1) {
+		s.now = max(s.now, t)
+	}
+}
+
+// refreshLoads writes the ledger's view of every changed worker into the
+// plan's pools (observed loads at the start stay as a baseline).
+func (s *state) refreshLoads() {
+	for k := range s.dirty {
+		pos, ok := s.wpos[k.WorkerID]
+		if !ok {
+			continue
+		}
+		w := &s.pools[pos[0]][pos[1]]
+		b, l := s.base[k], s.ledger.Load(k)
+		b.ActivePrefillTokens += l.ActivePrefillTokens
+		b.ActiveDecodeBlocks += l.ActiveDecodeBlocks
+		b.ActiveRequests += l.ActiveRequests
+		w.Loads[k.DpRank] = b
+	}
+	clear(s.dirty)
+}
+
+func (s *state) arrive(tq trace.Request, at float64, vi int) error {
+	s.requests++
+	s.inTokens += uint64(len(tq.Tokens))
+	s.outTokens += uint64(max(tq.OutputTokens, 0))
+	s.nextID++
+	r := &req{id: s.nextID, idx: s.requests - 1, arrival: at, isl: len(tq.Tokens), osl: max(tq.OutputTokens, 1)}
+	if r.isl == 0 {
+		s.failed(r, "request", "EmptyPrompt", "the trace request has no tokens", -1)
+		return nil
+	}
+	blocks, err := routecore.ComputeBlocks(tq.Tokens, s.bs, routecore.HashOptions{Eagle: s.eagle})
+	if err != nil {
+		return fmt.Errorf("trace request %d: %w", r.idx+1, err)
+	}
+	r.seq = make([]routecore.SequenceHash, len(blocks))
+	r.local = make([]routecore.LocalBlockHash, len(blocks))
+	for i, b := range blocks {
+		r.seq[i], r.local[i] = b.SequenceHash, b.LocalHash
+	}
+	rq := routecore.Request{ISL: r.isl, BlockSize: s.bs}
+	var matches routecore.TieredMatches
+	if s.useIdx {
+		matches = s.index.FindTieredMatches(r.local)
+		rq.Overlap = routecore.ToOverlapInput(matches, s.weights, uint32(s.bs), nil)
+	}
+	if s.trackDecodeBlocks {
+		if s.reuseDecode {
+			rq.AdditionalActiveBlocks = map[routecore.WorkerWithDpRank]uint64{}
+			s.ledger.AdditionalBlocks(r.seq, rq.AdditionalActiveBlocks)
+		}
+		rq.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
+	}
+	s.refreshLoads()
+	d, err := s.plan.Decide(rq, s.rng, explain.DecideOptions{PrefillCounter: &s.rrPre, DecodeCounter: &s.rrDec})
+	if err != nil {
+		return fmt.Errorf("trace request %d: %w", r.idx+1, err)
+	}
+	if s.o.OnDecision != nil {
+		s.o.OnDecision(vi, r.idx, d)
+	}
+	pre, dec, mode, fstage, fkind, ferr := outcome(d)
+	preDom := -1
+	if pre != nil {
+		if u := s.units[*pre]; u != nil {
+			preDom = s.workers[u.worker].domain
+		}
+	}
+	if fkind != "" {
+		s.failed(r, fstage, fkind, s.plan.Names(ferr), preDom)
+		if fstage == routecore.StageDecode && pre != nil && s.units[*pre] != nil {
+			// Dynamo's PrefillRouter runs the remote prefill before the decode hop
+			// routes: the prefill work is done (and cached) even though the
+			// request then fails.
+			r.pre = s.units[*pre]
+			r.wasted = true
+			s.vr.WastedPrefills++
+			s.dPicks(preDom, true)
+			s.workers[r.pre.worker].picks++
+			if err := s.ledger.Add(routecore.ActiveRequest{ID: r.id * 2, Worker: r.pre.key, ISL: r.isl, OverlapBlocks: s.overlapOn(matches, r.pre.key)}); err != nil {
+				return err
+			}
+			s.dirty[r.pre.key] = true
+			s.enqueuePrefill(r.pre, r)
+		}
+		return nil
+	}
+	r.dec = s.units[*dec]
+	if r.dec == nil {
+		return fmt.Errorf("trace request %d: the router picked %v, which the simulation does not know", r.idx+1, *dec)
+	}
+	serve := r.dec
+	if pre != nil {
+		r.pre = s.units[*pre]
+		if r.pre == nil {
+			return fmt.Errorf("trace request %d: the router picked %v, which the simulation does not know", r.idx+1, *pre)
+		}
+		serve = r.pre
+	}
+	switch mode {
+	case routecore.DisaggModeAggregated:
+		s.vr.Aggregated++
+	case routecore.DisaggModeBypassed:
+		s.vr.Bypassed++
+	default:
+		s.vr.Disaggregated++
+	}
+	s.vr.Routed++
+	pb := uint64(len(r.seq))
+	s.vr.PromptBlocks += pb
+	r.hit = serve.cache.prefix(r.seq)
+	s.vr.CachedBlocks += uint64(r.hit)
+	s.workers[serve.worker].picks++
+	sd := s.workers[serve.worker].domain
+	b := s.ser.at(at)
+	b.routed[sd]++
+	if pre != nil {
+		s.dPicks(sd, true)
+		s.workers[r.dec.worker].picks++
+		dd := s.workers[r.dec.worker].domain
+		s.dPicks(dd, false)
+		pv, dv := s.domains[sd], s.domains[dd]
+		switch {
+		case pv == "-" || dv == "-":
+			s.vr.UnknownDomainTransfers++
+		case pv == dv:
+			s.vr.SameDomainTransfers++
+		default:
+			s.vr.CrossDomainTransfers++
+			r.crossDom = true
+		}
+	} else {
+		s.dPicks(sd, true)
+		s.dPicks(sd, false)
+	}
+
+	// The router's bookings (add_request on each hop that routed it).
+	overlap := s.overlapOn(matches, serve.key)
+	if r.pre != nil {
+		if err := s.ledger.Add(routecore.ActiveRequest{ID: r.id * 2, Worker: r.pre.key, ISL: r.isl, OverlapBlocks: overlap}); err != nil {
+			return err
+		}
+		s.dirty[r.pre.key] = true
+		ar := routecore.ActiveRequest{ID: r.id*2 + 1, Worker: r.dec.key, ISL: r.isl, SkipPrefillTracking: true}
+		if s.trackDecodeBlocks {
+			ar.PrivateBlocks = len(r.seq) // the decode override: assume_kv_reuse=false
+		}
+		if err := s.ledger.Add(ar); err != nil {
+			return err
+		}
+		s.dirty[r.dec.key] = true
+	} else {
+		ar := routecore.ActiveRequest{ID: r.id*2 + 1, Worker: r.dec.key, ISL: r.isl, OverlapBlocks: overlap}
+		if s.trackDecodeBlocks {
+			if s.reuseDecode {
+				ar.Blocks = r.seq
+			} else {
+				ar.PrivateBlocks = len(r.seq)
+			}
+		}
+		if err := s.ledger.Add(ar); err != nil {
+			return err
+		}
+		s.dirty[r.dec.key] = true
+	}
+	if s.approx {
+		s.storeBlocks(serve, r)
+	}
+	s.enqueuePrefill(serve, r)
+	return nil
+}
+
+func (s *state) overlapOn(m routecore.TieredMatches, k routecore.WorkerWithDpRank) uint32 {
+	if !s.useIdx {
+		return 0
+	}
+	return m.Hits(routecore.TierDevice, k)
+}
+
+func (s *state) dPicks(d int, prefill bool) {
+	if prefill {
+		s.vrDomain(d).PrefillPicks++
+	} else {
+		s.vrDomain(d).DecodePicks++
+	}
+}
+
+func (s *state) vrDomain(d int) *DomainResult {
+	for len(s.vr.Domains) <= d {
+		s.vr.Domains = append(s.vr.Domains, DomainResult{})
+	}
+	return &s.vr.Domains[d]
+}
+
+// outcome reads a decision: the prefill and decode picks (prefill nil when
+// served on one worker), how it was served, or why it failed.
+func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode routecore.DisaggMode, stage, kind, msg string) {
+	if kd := d.KV; kd != nil {
+		if kd.Err != nil {
+			stage, msg = kd.FailedStage, kd.Error
+			switch {
+			case kd.FailedStage == routecore.StageTransfer && kd.Transfer != nil:
+				kind = string(kd.Transfer.Rule)
+			case kd.FailedStage == routecore.StagePrefill && kd.Prefill != nil:
+				kind = kd.Prefill.ErrorKind
+			case kd.Decode != nil:
+				kind = kd.Decode.ErrorKind
+			}
+			kind = cmp.Or(kind, "RouterError")
+			if kd.Prefill != nil && kd.FailedStage != routecore.StagePrefill {
+				p := kd.Prefill.Selected
+				pre = &p
+			}
+			return
+		}
+		mode = kd.Mode
+		dsel := kd.Decode.Selected
+		dec = &dsel
+		if kd.Mode == routecore.DisaggModeDisaggregated && kd.Prefill != nil {
+			p := kd.Prefill.Selected
+			pre = &p
+		}
+		return
+	}
+	rank := func(id routecore.WorkerID) *routecore.WorkerWithDpRank {
+		return &routecore.WorkerWithDpRank{WorkerID: id}
+	}
+	if d.Prefill == nil {
+		mode = routecore.DisaggModeAggregated
+		if d.Decode.ErrorKind != "" {
+			return nil, nil, mode, routecore.StageDecode, d.Decode.ErrorKind, d.Decode.Error
+		}
+		return nil, rank(d.Decode.Selected), mode, "", "", ""
+	}
+	mode = routecore.DisaggModeDisaggregated
+	if d.Prefill.ErrorKind != "" {
+		return nil, nil, mode, routecore.StagePrefill, d.Prefill.ErrorKind, d.Prefill.Error
+	}
+	pre = rank(d.Prefill.Selected)
+	if d.Transfer != nil && d.Transfer.Failed {
+		return pre, nil, mode, routecore.StageTransfer, string(d.Transfer.Rule), d.Transfer.Explanation
+	}
+	if d.Decode.ErrorKind != "" {
+		return pre, nil, mode, routecore.StageDecode, d.Decode.ErrorKind, d.Decode.Error
+	}
+	return pre, rank(d.Decode.Selected), mode, "", "", ""
+}
+
+func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
+	s.vr.Failed++
+	k := [2]string{stage, kind}
+	fc := s.fail[k]
+	if fc == nil {
+		fc = &FailureCount{Stage: stage, Kind: kind, Example: msg}
+		s.fail[k] = fc
+	}
+	fc.Count++
+	if preDom >= 0 {
+		s.vrDomain(preDom).Failed++
+		s.ser.at(r.arrival).failed[preDom]++
+	}
+	s.end = max(s.end, r.arrival)
+}
+
+// --- engine model ---------------------------------------------------------
+
+// bump changes a unit's in-flight prefill (queued or prefilling) and active
+// decode counts, and with them its worker's load, its domain's loads and the
+// series' load areas.
+func (s *state) bump(u *unit, dPrefill, dDecode int) {
+	w := s.workers[u.worker]
+	d := w.domain
+	lv := &s.dLevels[d]
+	s.ser.area(d, false, lv[0].cur, lv[0].since, s.now)
+	s.ser.area(d, true, lv[1].cur, lv[1].since, s.now)
+	lv[0].set(s.now, lv[0].cur+dPrefill)
+	lv[1].set(s.now, lv[1].cur+dDecode)
+	u.inPrefill += dPrefill
+	u.inDecode += dDecode
+	w.level.set(s.now, w.level.cur+dPrefill+dDecode)
+}
+
+func (s *state) enqueuePrefill(u *unit, r *req) {
+	s.bump(u, 1, 0)
+	u.queue = append(u.queue, r)
+	if u.prefilling == nil {
+		s.startPrefill(u)
+	}
+}
+
+func (s *state) startPrefill(u *unit) {
+	if len(u.queue) == 0 {
+		return
+	}
+	r := u.queue[0]
+	u.queue = u.queue[1:]
+	if len(u.queue) == 0 {
+		u.queue = nil
+	}
+	u.prefilling = r
+	// The cache may have grown since routing (an earlier prompt of the same
+	// prefix finished): the engine reuses what it holds now.
+	hit := u.cache.prefix(r.seq)
+	newTokens := max(r.isl-hit*s.bs, 0)
+	ms := float64(newTokens) / (s.eng.PrefillTokensPerSecondPerGPU * u.gpus) * 1000
+	s.push(event{t: s.now + ms, kind: evPrefillDone, u: u, r: r})
+}
+
+func (s *state) prefillDone(u *unit, r *req) {
+	u.prefilling = nil
+	s.bump(u, -1, 0)
+	if !s.approx {
+		s.storeBlocks(u, r)
+	}
+	if r.wasted {
+		_ = s.ledger.Free(r.id * 2)
+		s.dirty[u.key] = true
+		s.end = max(s.end, s.now)
+	} else if r.pre != nil {
+		// The prefill hop's booking ends with the prefill response.
+		_ = s.ledger.Free(r.id * 2)
+		s.dirty[u.key] = true
+		per := s.eng.KvTransferMsPerBlock
+		if r.crossDom {
+			per = s.eng.KvTransferMsPerBlockCrossDomain
+		}
+		s.push(event{t: s.now + per*float64(len(r.seq)), kind: evDecodeStart, u: r.dec, r: r})
+	} else {
+		s.decodeStart(u, r)
+	}
+	s.startPrefill(u)
+}
+
+// storeBlocks puts the prompt's blocks in the unit's cache and publishes the
+// KV events the router's index applies.
+func (s *state) storeBlocks(u *unit, r *req) {
+	if len(r.seq) == 0 {
+		return
+	}
+	var firstNew int
+	firstNew, s.evicted = u.cache.store(r.seq, s.evicted[:0])
+	s.emitRemoved(u, s.evicted)
+	if !s.useIdx || firstNew >= len(r.seq) {
+		return
+	}
+	st := &routecore.KvCacheStoreData{Blocks: make([]routecore.KvCacheStoredBlock, 0, len(r.seq)-firstNew)}
+	if firstNew > 0 {
+		p := r.seq[firstNew-1]
+		st.ParentHash = &p
+	}
+	for i := firstNew; i < len(r.seq); i++ {
+		st.Blocks = append(st.Blocks, routecore.KvCacheStoredBlock{BlockHash: r.seq[i], TokensHash: r.local[i]})
+	}
+	s.events++
+	_ = s.index.ApplyEvent(routecore.RouterEvent{WorkerID: u.key.WorkerID, Event: routecore.KvCacheEvent{EventID: s.events, DpRank: u.key.DpRank, Data: routecore.KvCacheEventData{Stored: st}}})
+}
+
+func (s *state) emitRemoved(u *unit, hashes []routecore.SequenceHash) {
+	if len(hashes) == 0 {
+		return
+	}
+	s.workers[u.worker].evicted += uint64(len(hashes))
+	s.vr.EvictedBlocks += uint64(len(hashes))
+	if !s.useIdx {
+		return
+	}
+	s.events++
+	_ = s.index.ApplyEvent(routecore.RouterEvent{WorkerID: u.key.WorkerID, Event: routecore.KvCacheEvent{EventID: s.events, DpRank: u.key.DpRank, Data: routecore.KvCacheEventData{Removed: &routecore.KvCacheRemoveData{BlockHashes: slices.Clone(hashes)}}}})
+}
+
+// decAdvance moves the unit's decode progress to now.
+func (s *state) decAdvance(u *unit) {
+	if n := u.decHeap.Len(); n > 0 && s.now > u.decLast {
+		u.decG += (s.now - u.decLast) / s.eng.stepMs(n)
+	}
+	u.decLast = s.now
+}
+
+func (s *state) decReschedule(u *unit) {
+	u.decVer++
+	if u.decHeap.Len() == 0 {
+		return
+	}
+	next := u.decHeap[0].target
+	dt := max(next-u.decG, 0) * s.eng.stepMs(u.decHeap.Len())
+	s.push(event{t: s.now + dt, kind: evDecodeDone, u: u, ver: u.decVer})
+}
+
+func (s *state) decodeStart(u *unit, r *req) {
+	if r.pre != nil && !s.approx {
+		// The transferred blocks land in the decode worker's cache.
+		s.storeBlocks(u, r)
+	}
+	_ = s.ledger.MarkPrefillCompleted(r.id*2 + 1)
+	s.dirty[u.key] = true
+	s.decAdvance(u)
+	s.bump(u, 0, 1)
+	heap.Push(&u.decHeap, decEntry{target: u.decG + float64(r.osl), r: r})
+	r.firstTok = s.now + s.eng.stepMs(u.decHeap.Len())
+	s.ttft.add(r.firstTok - r.arrival)
+	s.decReschedule(u)
+}
+
+func (s *state) decodeDone(u *unit) {
+	s.decAdvance(u)
+	for u.decHeap.Len() > 0 && u.decHeap[0].target <= u.decG+1e-9 {
+		e := heap.Pop(&u.decHeap).(decEntry)
+		s.bump(u, 0, -1)
+		_ = s.ledger.Free(e.r.id*2 + 1)
+		s.dirty[u.key] = true
+		s.e2e.add(s.now - e.r.arrival)
+		s.end = max(s.end, s.now)
+	}
+	s.decReschedule(u)
+}
