@@ -124,6 +124,10 @@ type DecideOptions struct {
 	// PrefillCounter and DecodeCounter are the hops' round-robin counters (nil:
 	// the rotation is unknown, each free worker 1/n).
 	PrefillCounter, DecodeCounter *routecore.RoundRobinCounter
+	// SkipAlternatives leaves out the outcome of every other possible prefill
+	// landing (routecore.DisaggInput.SkipAlternatives): the decision is the
+	// same.
+	SkipAlternatives bool
 }
 
 // CoreDecision is the routing core's answer for one request, before it is
@@ -173,7 +177,9 @@ func (p *Plan) Decide(req routecore.Request, rng routecore.Rand, o DecideOptions
 		return d, nil
 	}
 	sita := e.sitaRestrict(&req)
-	dd, err := routecore.RouteDisaggregated(e.disaggInput(req), rng)
+	di := e.disaggInput(req)
+	di.SkipAlternatives = o.SkipAlternatives
+	dd, err := routecore.RouteDisaggregated(di, rng)
 	if err != nil && dd.Err == nil {
 		return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
 	}

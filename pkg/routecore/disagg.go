@@ -100,6 +100,11 @@ type DisaggInput struct {
 	// conditional-disaggregation peek). DecodePin is its decode_worker_id.
 	PrefillPin *WorkerWithDpRank `json:"prefillPin,omitempty"`
 	DecodePin  *WorkerWithDpRank `json:"decodePin,omitempty"`
+	// SkipAlternatives leaves PrefillAlternatives and OutcomeDependsOnDraw
+	// out when the prefill pick is random. They are evidence for a reader and
+	// draw nothing, so the decision is the same; a caller deciding many
+	// requests (a simulation) skips their cost.
+	SkipAlternatives bool `json:"-"`
 }
 
 // PrefillOutcome is what happens to a request if remote prefill lands on one
@@ -205,7 +210,7 @@ func disaggStage(cfg KvRouterConfig, workers []Worker, role string, req Request)
 	out := make([]Worker, len(workers))
 	for i, w := range workers {
 		w.WorkerType = role
-		if !cfg.RouterTrackActiveBlocks && len(w.Loads) > 0 {
+		if !cfg.RouterTrackActiveBlocks && disaggHasDecodeBlocks(w.Loads) {
 			loads := make(map[uint32]RankLoad, len(w.Loads))
 			for r, l := range w.Loads {
 				l.ActiveDecodeBlocks = 0
@@ -222,6 +227,17 @@ func disaggStage(cfg KvRouterConfig, workers []Worker, role string, req Request)
 		req.AdditionalActiveBlocks, req.AdditionalBlocksRule = nil, AdditionalBlocksAllNew
 	}
 	return out, req
+}
+
+// disaggHasDecodeBlocks reports whether a rank has active decode blocks to
+// zero (a worker without any keeps its map: nothing would change).
+func disaggHasDecodeBlocks(loads map[uint32]RankLoad) bool {
+	for _, l := range loads {
+		if l.ActiveDecodeBlocks != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (in DisaggInput) prefillConfig() KvRouterConfig {
@@ -469,7 +485,7 @@ func RouteDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
 		return fail(StagePrefill, fmt.Errorf("prefill selection failed (the request is not retried as aggregated): %w", err))
 	}
 	configs := in.prefillRuntimeConfigs()
-	if alts := prefillAlternatives(pre); len(alts) > 1 {
+	if alts := prefillAlternatives(pre); len(alts) > 1 && !in.SkipAlternatives {
 		routable := 0
 		memo := newDecodeMemo()
 		for _, c := range alts {

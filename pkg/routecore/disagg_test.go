@@ -234,6 +234,37 @@ func TestRouteDisaggregatedPrefillTieExposesEveryLanding(t *testing.T) {
 	}
 }
 
+// TestSkipAlternativesKeepsTheDecision: skipping the alternatives changes
+// nothing but the alternatives: the same draws give the same prefill and
+// decode picks, errors and explanation, with random ties on both legs and at
+// T>0.
+func TestSkipAlternativesKeepsTheDecision(t *testing.T) {
+	prefill := []Worker{dgPrefill(1, dzA, EnforcementRequired, 0), dgPrefill(2, dzB, EnforcementRequired, 0), dgPrefill(3, dzC, EnforcementRequired, 0), dgPrefill(4, dzA, EnforcementRequired, 0)}
+	decode := []Worker{dgDecode(11, dzA, 0), dgDecode(12, dzB, 0), dgDecode(13, dzA, 0)}
+	for _, temp := range []float64{0, 0.7} {
+		for _, draws := range [][]float64{{0, 0}, {0.3, 0.9}, {0.6, 0.1}, {0.99, 0.5}, {0.2, 0.2}} {
+			in := dgInput(prefill, decode)
+			in.Config.RouterTemperature = temp
+			full, errFull := RouteDisaggregated(in, &ScriptedRand{Draws: draws})
+			in.SkipAlternatives = true
+			skip, errSkip := RouteDisaggregated(in, &ScriptedRand{Draws: draws})
+			if len(full.PrefillAlternatives) < 2 {
+				t.Fatalf("T=%v draws %v: the case must have a random prefill pick, got %d alternatives", temp, draws, len(full.PrefillAlternatives))
+			}
+			if skip.PrefillAlternatives != nil || skip.OutcomeDependsOnDraw {
+				t.Errorf("T=%v draws %v: alternatives kept", temp, draws)
+			}
+			if (errFull == nil) != (errSkip == nil) || full.Prefill.Selected != skip.Prefill.Selected || full.Error != skip.Error ||
+				(full.Decode == nil) != (skip.Decode == nil) || (full.Decode != nil && full.Decode.Selected != skip.Decode.Selected) {
+				t.Errorf("T=%v draws %v: decision differs: %v/%v %q/%q", temp, draws, full.Prefill.Selected, skip.Prefill.Selected, full.Error, skip.Error)
+			}
+			if strings.TrimSuffix(full.Explanation, "; other equally likely prefill picks would fail (see prefillAlternatives)") != skip.Explanation {
+				t.Errorf("T=%v draws %v: explanation %q vs %q", temp, draws, full.Explanation, skip.Explanation)
+			}
+		}
+	}
+}
+
 func TestEvaluateAllPrefillMarksExactlyTheFailingWorkers(t *testing.T) {
 	w := 0.5
 	prefill := []Worker{

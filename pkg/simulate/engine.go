@@ -96,7 +96,7 @@ func (e Engine) stepMs(active int) float64 {
 // order, in flat arrays (no per-block allocation).
 type lru struct {
 	capacity   int
-	pos        map[routecore.SequenceHash]int32
+	pos        hashIndex
 	hash       []routecore.SequenceHash
 	prev, next []int32
 	head, tail int32 // head: most recent; tail: least recent
@@ -106,15 +106,15 @@ type lru struct {
 
 func newLRU(capacity uint64) *lru {
 	c := int(min(capacity, 1<<30))
-	return &lru{capacity: c, pos: map[routecore.SequenceHash]int32{}, head: -1, tail: -1}
+	return &lru{capacity: c, head: -1, tail: -1}
 }
 
-func (l *lru) len() int { return len(l.pos) }
+func (l *lru) len() int { return l.pos.n }
 
 // prefix is how many of seq's leading blocks the cache holds.
 func (l *lru) prefix(seq []routecore.SequenceHash) int {
 	for i, h := range seq {
-		if _, ok := l.pos[h]; !ok {
+		if _, ok := l.pos.get(uint64(h)); !ok {
 			return i
 		}
 	}
@@ -149,17 +149,18 @@ func (l *lru) pushFront(i int32) {
 // store inserts or refreshes seq's blocks, the last first, so that the
 // prompt's leading blocks end most recent and the tail is evicted first (the
 // order engines free a finished sequence's blocks in). It returns the index of
-// the first block that was not cached before, and appends evicted hashes to
-// evicted.
+// the first block that was not cached before (one pass: each hash is looked
+// up once), and appends evicted hashes to evicted.
 func (l *lru) store(seq []routecore.SequenceHash, evicted []routecore.SequenceHash) (firstNew int, _ []routecore.SequenceHash) {
-	firstNew = l.prefix(seq)
+	firstNew = len(seq)
 	for k := len(seq) - 1; k >= 0; k-- {
 		h := seq[k]
-		if i, ok := l.pos[h]; ok {
+		if i, ok := l.pos.get(uint64(h)); ok {
 			l.unlink(i)
 			l.pushFront(i)
 			continue
 		}
+		firstNew = k
 		var i int32
 		if n := len(l.free); n > 0 {
 			i = l.free[n-1]
@@ -171,22 +172,132 @@ func (l *lru) store(seq []routecore.SequenceHash, evicted []routecore.SequenceHa
 			l.prev = append(l.prev, -1)
 			l.next = append(l.next, -1)
 		}
-		l.pos[h] = i
+		l.pos.put(uint64(h), i)
 		l.pushFront(i)
 	}
-	for len(l.pos) > l.capacity {
+	for l.pos.n > l.capacity {
 		// Never evict what this store just placed (it is at the front, and its
 		// hashes are distinct): a capacity below one prompt keeps the prompt,
 		// which the engine holds while it runs.
-		if len(l.pos) <= len(seq) {
+		if l.pos.n <= len(seq) {
 			break
 		}
 		t := l.tail
 		l.unlink(t)
-		delete(l.pos, l.hash[t])
+		l.pos.del(uint64(l.hash[t]))
 		evicted = append(evicted, l.hash[t])
 		l.free = append(l.free, t)
 	}
-	l.peak = max(l.peak, len(l.pos))
+	l.peak = max(l.peak, l.pos.n)
 	return firstNew, evicted
+}
+
+// hashIndex maps a block hash to its slot: open addressing with linear
+// probing and backward-shift deletion (no tombstones), keys and values inline,
+// so a lookup touches one or two cache lines. Key 0 marks an empty slot; the
+// hash 0 itself is kept aside.
+type hashIndex struct {
+	keys    []uint64
+	vals    []int32
+	n       int
+	zero    int32
+	hasZero bool
+}
+
+func hiMix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return x
+}
+
+func (h *hashIndex) get(k uint64) (int32, bool) {
+	if k == 0 {
+		return h.zero, h.hasZero
+	}
+	if len(h.keys) == 0 {
+		return 0, false
+	}
+	mask := uint64(len(h.keys) - 1)
+	for i := hiMix(k) & mask; ; i = (i + 1) & mask {
+		switch h.keys[i] {
+		case k:
+			return h.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+func (h *hashIndex) put(k uint64, v int32) {
+	if k == 0 {
+		if !h.hasZero {
+			h.n++
+		}
+		h.zero, h.hasZero = v, true
+		return
+	}
+	if 4*(h.n+1) > 3*len(h.keys) {
+		h.grow()
+	}
+	mask := uint64(len(h.keys) - 1)
+	for i := hiMix(k) & mask; ; i = (i + 1) & mask {
+		switch h.keys[i] {
+		case k:
+			h.vals[i] = v
+			return
+		case 0:
+			h.keys[i], h.vals[i] = k, v
+			h.n++
+			return
+		}
+	}
+}
+
+func (h *hashIndex) del(k uint64) {
+	if k == 0 {
+		if h.hasZero {
+			h.zero, h.hasZero = 0, false
+			h.n--
+		}
+		return
+	}
+	if len(h.keys) == 0 {
+		return
+	}
+	mask := uint64(len(h.keys) - 1)
+	i := hiMix(k) & mask
+	for h.keys[i] != k {
+		if h.keys[i] == 0 {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	h.n--
+	// Backward shift: move later entries of the run into the hole when their
+	// home slot is not between the hole and them.
+	for j := (i + 1) & mask; h.keys[j] != 0; j = (j + 1) & mask {
+		home := hiMix(h.keys[j]) & mask
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			h.keys[i], h.vals[i] = h.keys[j], h.vals[j]
+			i = j
+		}
+	}
+	h.keys[i], h.vals[i] = 0, 0
+}
+
+func (h *hashIndex) grow() {
+	old, oldv := h.keys, h.vals
+	size := max(64, 2*len(old))
+	h.keys, h.vals = make([]uint64, size), make([]int32, size)
+	hasZero := h.hasZero
+	h.n = 0
+	for i, k := range old {
+		if k != 0 {
+			h.put(k, oldv[i])
+		}
+	}
+	if hasZero {
+		h.n++
+	}
 }

@@ -56,6 +56,9 @@ type Progress struct {
 	Done         bool
 }
 
+// testHookEnd, set by tests, sees each variant's state when its run ends.
+var testHookEnd func(*state)
+
 // ErrNoTrace is returned when the trace holds no request.
 var ErrNoTrace = errors.New("the trace holds no request")
 
@@ -228,6 +231,12 @@ type state struct {
 	dirty                          map[routecore.WorkerWithDpRank]bool
 	wpos                           map[routecore.WorkerID][2]int // pool, index
 	trackDecodeBlocks, reuseDecode bool
+	// decodeCacheRead: a decode worker's cache is read by a routing decision
+	// or a prefill only with conditional disaggregation (the peek credits
+	// overlap, a bypassed request prefills on the decode worker); otherwise the
+	// transferred blocks are not stored (nor published), which changes no
+	// decision and no figure but the decode workers' cache peaks.
+	decodeCacheRead bool
 
 	domains           []string
 	domainIdx         map[string]int
@@ -304,6 +313,9 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 		return VariantResult{}, nil, ErrNoTrace
 	}
 	s.advance(math.Inf(1))
+	if testHookEnd != nil {
+		testHookEnd(s)
+	}
 	if o.Progress != nil {
 		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now, Done: true})
 	}
@@ -340,6 +352,7 @@ func newState(o Options, plan *explain.Plan, dep *inspect.Deployment, v Variant)
 	s.weights = plan.TierWeights()
 	s.trackDecodeBlocks = ri.Config.RouterTrackActiveBlocks
 	s.reuseDecode = ri.Config.RouterAssumeKvReuse
+	s.decodeCacheRead = ri.Config.ConditionalDisaggEnabled
 	s.index = routecore.NewIndex()
 
 	prefill, decode := plan.Pools()
@@ -523,7 +536,7 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 		rq.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
 	}
 	s.refreshLoads()
-	d, err := s.plan.Decide(rq, s.rng, explain.DecideOptions{PrefillCounter: &s.rrPre, DecodeCounter: &s.rrDec})
+	d, err := s.plan.Decide(rq, s.rng, explain.DecideOptions{PrefillCounter: &s.rrPre, DecodeCounter: &s.rrDec, SkipAlternatives: true})
 	if err != nil {
 		return fmt.Errorf("trace request %d: %w", r.idx+1, err)
 	}
@@ -858,8 +871,9 @@ func (s *state) decReschedule(u *unit) {
 }
 
 func (s *state) decodeStart(u *unit, r *req) {
-	if r.pre != nil && !s.approx {
-		// The transferred blocks land in the decode worker's cache.
+	if r.pre != nil && !s.approx && s.decodeCacheRead {
+		// The transferred blocks land in the decode worker's cache (modelled
+		// only where something reads it: see decodeCacheRead).
 		s.storeBlocks(u, r)
 	}
 	_ = s.ledger.MarkPrefillCompleted(r.id*2 + 1)

@@ -2,6 +2,8 @@ package simulate
 
 import (
 	"bytes"
+	"cmp"
+	"fmt"
 	"context"
 	"io"
 	"os"
@@ -81,7 +83,7 @@ func TestOneRequestIsExplainRoute(t *testing.T) {
 		modes := []string{"", "kv", "round-robin", "random", "power-of-two", "least-loaded"}
 		for _, mode := range modes {
 			for _, seed := range []uint64{1, 7, 12345} {
-				t.Run(ex+"/"+mode, func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/seed%d", ex, cmp.Or(mode, "as-deployed"), seed), func(t *testing.T) {
 					base := explain.Options{Seed: seed, SeedGiven: true}
 					if mode != "" {
 						m := routecore.RouterMode(mode)

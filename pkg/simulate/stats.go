@@ -86,17 +86,20 @@ func (l *level) set(t float64, v int) {
 
 func (l *level) stats(end float64) LoadStats {
 	l.set(end, l.cur)
-	var total, area float64
 	vals := make([]int, 0, len(l.dur))
-	for v, d := range l.dur {
-		total += d
-		area += float64(v) * d
+	for v := range l.dur {
 		vals = append(vals, v)
+	}
+	// Sum in value order: a map's order would change the last bits.
+	slices.Sort(vals)
+	var total, area float64
+	for _, v := range vals {
+		total += l.dur[v]
+		area += float64(v) * l.dur[v]
 	}
 	if total == 0 {
 		return LoadStats{Peak: float64(l.peak)}
 	}
-	slices.Sort(vals)
 	p95, acc := 0, 0.0
 	for _, v := range vals {
 		acc += l.dur[v]

@@ -1,0 +1,87 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
+)
+
+// syntheticDeployment builds a disaggregated deployment of prefill and
+// decode workers spread over zones, with a required zone policy, in the shape
+// pkg/inspect builds from a real cluster (one instance per worker, a card with
+// block size 16 and the worker's zone in its runtime config).
+func syntheticDeployment(prefill, decode int, zones []string) *inspect.Deployment {
+	dep := &inspect.Deployment{
+		Name: "bench", Namespace: "sim",
+		Policy: &inspect.TransferPolicy{Domain: "zone", Enforcement: routecore.EnforcementRequired},
+		Router: inspect.RouterInfo{Mode: "kv", ModeSource: "frontend args", Config: routecore.DefaultKvRouterConfig()},
+	}
+	id := routecore.WorkerID(1000)
+	add := func(role inspect.Role, i int) {
+		zone := zones[i%len(zones)]
+		id++
+		rc := routecore.RuntimeConfig{TopologyDomains: map[string]string{"zone": zone}}
+		if role == inspect.RolePrefill {
+			rc.KvTransferDomain, rc.KvTransferEnforcement = "zone", routecore.EnforcementRequired
+		}
+		dep.Workers = append(dep.Workers, inspect.Worker{
+			Pod: fmt.Sprintf("bench-%s-%s-%d", role, zone, i), Namespace: "sim", Role: role, Replica: fmt.Sprintf("r-%s-%d", role, i),
+			Leader: true, Ready: true, GPUs: 1,
+			Domain:    inspect.DomainValues{Published: zone},
+			Instances: []inspect.Instance{{ID: id, Endpoint: "sim/worker/generate", Model: "bench", WorkerType: string(role), BlockSize: 16, Runtime: rc}},
+		})
+	}
+	for i := range prefill {
+		add(inspect.RolePrefill, i)
+	}
+	for i := range decode {
+		add(inspect.RoleDecode, i)
+	}
+	return dep
+}
+
+// conversationLike is a synthetic trace shaped like Mooncake's conversation
+// trace (pkg/simulate/trace/testdata/README.md: 12,031 requests over 59 min,
+// input mean ≈12k tokens, output mean ≈343, 37 % of prompt tokens cacheable).
+const conversationLike = "rate=3.4,isl=1000-23000,osl=100-600,prefix-share=0.37,prefixes=1,requests=12031"
+
+func runBench(b *testing.B, dep *inspect.Deployment, spec string) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := Run(context.Background(), Options{
+			Deployment: dep, Base: explain.Options{Seed: 1}, Engine: DefaultEngine(),
+			Open: func() (trace.Reader, error) { return trace.Synthetic(spec, 1) },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Variants[0].Requests == 0 {
+			b.Fatal("no requests")
+		}
+		b.ReportMetric(float64(r.Variants[0].Requests), "requests")
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+}
+
+// BenchmarkMooncakeConversation64: the conversation-shaped trace (12,031
+// requests) against 64 workers (32 prefill, 32 decode, 3 zones). Target: under
+// 5 s on one core (-cpu 1).
+func BenchmarkMooncakeConversation64(b *testing.B) {
+	runBench(b, syntheticDeployment(32, 32, []string{"us-east-1a", "us-east-1b", "us-east-1c"}), conversationLike)
+}
+
+// BenchmarkScale100kx1000: 100,000 requests against 1,000 workers. Target:
+// under 60 s.
+func BenchmarkScale100kx1000(b *testing.B) {
+	runBench(b, syntheticDeployment(500, 500, []string{"us-east-1a", "us-east-1b", "us-east-1c"}),
+		"rate=400,isl=500-3000,osl=50-400,prefix-share=0.4,prefixes=64,requests=100000")
+}
