@@ -306,6 +306,7 @@ func (e *explainer) pools() error {
 				continue
 			}
 			rw := routecore.Worker{ID: in.ID, Name: w.Pod, Runtime: e.runtime(in.Runtime, role)}
+			rw.EffectiveTaints = rw.Runtime.EffectiveTaints()
 			rw.Loads = e.loadsFor(in, rw.Runtime, loads[w.Pod], o.AssumeIdle)
 			e.byID[in.ID] = &member{pod: w, inst: in, role: role}
 			if role == inspect.RolePrefill {

@@ -375,8 +375,9 @@ func (in DisaggInput) decodeUnder(r Rand, t TransferDerivation, withDraw bool, u
 			inDomain, ok = memo.inDomain[t.Taint]
 		}
 		if !ok {
-			for _, w := range in.DecodeWorkers {
-				if _, found := slices.BinarySearch(w.Runtime.EffectiveTaints(), t.Taint); found {
+			for i := range in.DecodeWorkers {
+				w := &in.DecodeWorkers[i]
+				if _, found := slices.BinarySearch(w.effectiveTaints(), t.Taint); found {
 					inDomain = append(inDomain, w.ID)
 				}
 			}

@@ -160,7 +160,7 @@ func (e Eligibility) ValidateWorkerRank(workers []Worker, c WorkerWithDpRank) er
 	} else {
 		var taints []string
 		if len(e.Constraints.RequiredTaints) > 0 {
-			taints = w.Runtime.EffectiveTaints()
+			taints = w.effectiveTaints()
 		}
 		overload := WorkerOverload(e.Thresholds, *w)
 		reason = eligCheckCandidate(w, c.DpRank, allowed, taints, e.Constraints.RequiredTaints, &overload)

@@ -2,6 +2,7 @@ package routecore
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -185,6 +186,34 @@ func TestBusyThresholdsValidate(t *testing.T) {
 	} {
 		if err := tc.th.Validate(); (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidConfig)) {
 			t.Errorf("%+v: error %v, want ok=%v", tc.th, err, tc.ok)
+		}
+	}
+}
+
+// TestPrecomputedTaintsDecideTheSame: a worker's precomputed EffectiveTaints
+// give the same decision and evidence as computing them on each selection.
+func TestPrecomputedTaintsDecideTheSame(t *testing.T) {
+	rc := func(zone string, taints ...string) RuntimeConfig {
+		return RuntimeConfig{TopologyDomains: map[string]string{"zone": zone}, Taints: taints}
+	}
+	workers := []Worker{
+		{ID: 1, Runtime: rc("a", "gpu=h100")}, {ID: 2, Runtime: rc("b")}, {ID: 3, Runtime: rc("a", "gpu=a100")}, {ID: 4, Runtime: rc("c", "dynamo.topology/zone=x")},
+	}
+	for _, c := range []RoutingConstraints{
+		{RequiredTaints: []string{"dynamo.topology/zone=a"}},
+		{RequiredTaints: []string{"gpu=h100"}, PreferredTaints: map[string]float64{"dynamo.topology/zone=b": 0.5}},
+		{PreferredTaints: map[string]float64{"dynamo.topology/zone=c": 1}},
+		{RequiredTaints: []string{"dynamo.topology/zone=x"}},
+	} {
+		req := Request{ISL: 64, BlockSize: 16, Constraints: c}
+		plain, errPlain := Select(DefaultKvRouterConfig(), BusyThresholds{}, workers, req, nil)
+		pre := slices.Clone(workers)
+		for i := range pre {
+			pre[i].EffectiveTaints = pre[i].Runtime.EffectiveTaints()
+		}
+		got, errGot := Select(DefaultKvRouterConfig(), BusyThresholds{}, pre, req, nil)
+		if (errPlain == nil) != (errGot == nil) || !reflect.DeepEqual(plain.Candidates, got.Candidates) || plain.Selected != got.Selected {
+			t.Errorf("%+v: decisions differ", c)
 		}
 	}
 }

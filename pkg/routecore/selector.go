@@ -49,6 +49,18 @@ type Worker struct {
 	// Fenced marks a dead or deregistered worker; it is never eligible.
 	Fenced bool                `json:"fenced,omitempty"`
 	Loads  map[uint32]RankLoad `json:"loads,omitempty"`
+	// EffectiveTaints, when set, must be Runtime.EffectiveTaints(): a caller
+	// selecting over the same workers many times computes them once (nil:
+	// computed on each selection).
+	EffectiveTaints []string `json:"-"`
+}
+
+// effectiveTaints returns the worker's sorted effective taints.
+func (w *Worker) effectiveTaints() []string {
+	if w.EffectiveTaints != nil {
+		return w.EffectiveTaints
+	}
+	return w.Runtime.EffectiveTaints()
 }
 
 // SharedHitRange is a half-open range [Start, End) of request block positions found
@@ -940,7 +952,7 @@ func (s *selState) enumerateRange(e *selEnum, p *selPart) {
 			reason = eligFenced(w.ID)
 		default:
 			if e.needTaints && (len(w.Runtime.Taints) > 0 || len(w.Runtime.TopologyDomains) > 0) {
-				taints = w.Runtime.EffectiveTaints()
+				taints = w.effectiveTaints()
 			}
 			if len(required) > 0 {
 				if missing := eligMissingTaints(taints, required); len(missing) > 0 {

@@ -3,8 +3,8 @@ package simulate
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"testing"

@@ -19,6 +19,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
@@ -349,6 +350,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	defer cmdutil.TuneGCForOneShot()()
 	b, err := o.load(ctx)
 	if err != nil {
 		return err
@@ -388,9 +390,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return simErr(err)
 	}
-	for _, n := range kvNotes {
-		r.Assumptions = append(r.Assumptions, n)
-	}
+	r.Assumptions = append(r.Assumptions, kvNotes...)
 	notes := snapNotes(snap, dep)
 	if o.ExportDynoSim != "" {
 		if err := o.exportDynoSim(dep, r); err != nil {
@@ -501,7 +501,7 @@ func (o *Options) opener(dep *inspect.Deployment) (func() (trace.Reader, error),
 		}
 		return f, nil
 	}
-	format := trace.Format(o.TraceFormat)
+	var format trace.Format
 	if o.TraceFormat == "auto" {
 		rc, err := openRaw()
 		if err != nil {
@@ -630,16 +630,23 @@ func (o *Options) progress() func(simulate.Progress) {
 	case o.Progress == "never", o.Progress == "auto" && !o.IO.IsStderrTTY():
 		return nil
 	}
+	// The line is redrawn with a carriage return and erase-line, which the
+	// output boundary (ErrOut) would print escaped: write to the stream under
+	// it, with the variant's name escaped.
+	w := o.IO.ErrOut
+	if sw, ok := w.(*termsafe.Writer); ok {
+		w = sw.Underlying()
+	}
 	shown := false
 	return func(p simulate.Progress) {
 		if p.VariantIndex < 0 {
 			if shown {
-				fmt.Fprint(o.IO.ErrOut, "\r\033[K")
+				fmt.Fprint(w, "\r\033[K")
 			}
 			return
 		}
 		shown = true
-		fmt.Fprintf(o.IO.ErrOut, "\r\033[Ksimulate: variant %d/%d %s: %d requests, %s of traffic", p.VariantIndex+1, p.Variants, p.Variant, p.Requests, fmtDur(p.VirtualMs))
+		fmt.Fprintf(w, "\r\033[Ksimulate: variant %d/%d %s: %d requests, %s of traffic", p.VariantIndex+1, p.Variants, termsafe.Escape(p.Variant), p.Requests, fmtDur(p.VirtualMs))
 	}
 }
 
