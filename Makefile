@@ -53,10 +53,11 @@ test-hostile: ## The printing packages' tests under a hostile environment (part 
 	hack/hostile-env.sh
 
 .PHONY: provision
-provision: ## Build or fetch the test data: control plane, tokenizers, qemu (make test does this itself)
+provision: ## Build or fetch the test data: control plane, tokenizers, qemu, chromium (make test does this itself)
 	hack/testbin/provision.sh
 	hack/tokenizer/fetch.sh
 	hack/qemu/provision.sh aarch64
+	hack/chromium/provision.sh
 
 .PHONY: verify
 verify: ## Check gofmt, go vet, go.mod tidiness, house rules and generated docs
