@@ -56,10 +56,13 @@ type explainer struct {
 	x   *Explanation
 	dep *inspect.Deployment
 
-	cfg, pcfg  routecore.KvRouterConfig
-	mode       routecore.RouterMode
-	modeKnown  bool
-	thresholds routecore.BusyThresholds
+	cfg, pcfg routecore.KvRouterConfig
+	mode      routecore.RouterMode
+	modeKnown bool
+	// pmode and dmode are each hop's effective mode (hopModes).
+	pmode, dmode   routecore.RouterMode
+	pKnown, dKnown bool
+	thresholds     routecore.BusyThresholds
 	// thresholdsSource says where the thresholds come from.
 	thresholdsSource string
 	policy           *inspect.TransferPolicy
@@ -717,8 +720,11 @@ func (e *explainer) route() error {
 		req.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
 		x.Assumptions = append(x.Assumptions, "none of the request's blocks is assumed shared with in-flight requests (the router's active-sequence ledger is not visible)")
 	}
-	if e.modeKnown && !e.mode.IsKV() {
+	switch kvP, kvD := kvHop(e.pmode, e.pKnown), kvHop(e.dmode, e.dKnown); {
+	case !kvD && (len(e.prefill) == 0 || !kvP):
 		return e.routeByMode(req)
+	case len(e.prefill) > 0 && kvP != kvD:
+		return e.routeMixed(req, kvP)
 	}
 	e.applySita(&req)
 	di := e.disaggInput(req)

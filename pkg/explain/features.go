@@ -132,7 +132,7 @@ func (e *explainer) hopConfigs() {
 		hc := HopConfig{Hop: h.hop, Source: "frontend: " + frontendSrc, Mode: string(e.mode), ModeSource: e.x.Router.ModeSource}
 		if h.o != nil {
 			hc.Source = "router_config of worker set " + h.o.Component + " (replaces the frontend's for this hop)"
-			if h.o.Mode != "" {
+			if h.o.Mode != "" && e.in.Options.Knobs.RouterMode == nil {
 				hc.Mode, hc.ModeSource = h.o.Mode, "router_config of worker set "+h.o.Component
 			}
 		}
@@ -212,7 +212,7 @@ func (e *explainer) scoringHop() (string, routecore.KvRouterConfig) {
 // the KV events read are not what it uses; overlap credit 0 means it builds no
 // indexer at all. Either way no overlap is credited.
 func (e *explainer) approximate() {
-	if e.modeKnown && !e.mode.IsKV() {
+	if len(e.prefill) > 0 && !kvHop(e.pmode, e.pKnown) || len(e.prefill) == 0 && !kvHop(e.dmode, e.dKnown) {
 		return
 	}
 	hop, cfg := e.scoringHop()
@@ -325,17 +325,19 @@ const ReasonSitaBand routecore.ReasonCode = "OutsideSitaBand"
 // the route is known.
 func (e *explainer) features() {
 	defer func() { e.x.Verdict.MayDiffer = e.mayDiffer }()
-	kv := !e.modeKnown || e.mode.IsKV()
+	// kv: some hop runs the KV router.
+	kv := kvHop(e.dmode, e.dKnown) || (len(e.prefill) > 0 && kvHop(e.pmode, e.pKnown))
 	for _, h := range e.x.Router.Hops {
-		if h.Selection != routecore.BuiltinSelectionPolicy && kv {
+		hopKV := kvHop(e.dmode, e.dKnown)
+		if h.Hop == routecore.StagePrefill {
+			hopKV = kvHop(e.pmode, e.pKnown)
+		}
+		if h.Selection != routecore.BuiltinSelectionPolicy && hopKV {
 			name := "a custom policy"
 			if h.Selection != "" && !strings.HasPrefix(h.Selection, "(") {
 				name = "the custom policy " + h.Selection
 			}
 			e.divergence("selection-policy", h.Hop, fmt.Sprintf("the %s hop runs %s (%s), a worker-selection policy linked into a custom Dynamo image whose code is not visible; the built-in cost model is shown. Its filters can also reject every candidate (AllEligibleWorkersFiltered, HTTP 503)", h.Hop, name, h.SelectionSource))
-		}
-		if h.Mode != string(e.mode) && h.Mode != "" {
-			e.divergence("router-mode", h.Hop, fmt.Sprintf("the %s hop's router mode is %s (%s), not the frontend's %s; since Dynamo #13192/#13197 a worker set's router_config replaces the frontend's for its hop, and the dry run routes both hops in %s", h.Hop, h.Mode, h.ModeSource, e.mode, e.mode))
 		}
 	}
 	po, do := e.hopOverrides()

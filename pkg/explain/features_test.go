@@ -142,10 +142,15 @@ func TestMayDifferListsUnmodelledFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := features(x)
-	for _, want := range []string{"selection-policy", "router-mode", "session-affinity", "replicas", "conditional-prefill"} {
+	for _, want := range []string{"selection-policy", "session-affinity", "replicas", "conditional-prefill"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("mayDiffer lacks %s: %+v", want, x.Verdict.MayDiffer)
 		}
+	}
+	// The prefill set's own router_mode is modelled, not a divergence: its
+	// hop picks round-robin (TestMixedHopModes).
+	if slices.Contains(got, "router-mode") || x.Prefill == nil || x.Prefill.Rule != routecore.RuleRoundRobin {
+		t.Errorf("prefill hop %+v, mayDiffer %v", x.Prefill, got)
 	}
 	if d := x.Router.Hops[1]; d.Selection != "soft-pin" || d.SelectionSource != "frontend env DYN_ROUTER_DECODE_POLICY" {
 		t.Errorf("decode hop = %+v", d)

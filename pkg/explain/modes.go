@@ -33,6 +33,40 @@ func (e *explainer) routerMode() string {
 	return src
 }
 
+// hopModes resolves each hop's router mode: the frontend's (after the
+// --router-mode what-if, which replaces every hop's), unless the hop's worker
+// set publishes its own router_config with a mode — since Dynamo
+// #13192/#13197 (August 2026) that replaces the frontend's for the hop
+// (lib/llm/src/discovery/watcher.rs reads router_config off the card; the
+// prefill hop follows the prefill set's, before #13197 it followed the
+// decode side's).
+func (e *explainer) hopModes() {
+	e.pmode, e.pKnown, e.dmode, e.dKnown = e.mode, e.modeKnown, e.mode, e.modeKnown
+	if e.in.Options.Knobs.RouterMode != nil {
+		return
+	}
+	po, do := e.hopOverrides()
+	for _, h := range []struct {
+		o     *inspect.RouterOverride
+		mode  *routecore.RouterMode
+		known *bool
+	}{{po, &e.pmode, &e.pKnown}, {do, &e.dmode, &e.dKnown}} {
+		if h.o == nil || h.o.Mode == "" {
+			continue
+		}
+		m, err := routecore.ParseRouterMode(h.o.Mode)
+		if err != nil {
+			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("worker set %s publishes router mode %q, which the frontend does not accept (%v); its hop is modelled in the frontend's mode", h.o.Component, h.o.Mode, err))
+			continue
+		}
+		*h.mode, *h.known = m, true
+	}
+}
+
+// kvHop reports whether a hop runs the KV router (an unknown mode is
+// modelled as kv).
+func kvHop(mode routecore.RouterMode, known bool) bool { return !known || mode.IsKV() }
+
 // modeWorkers turns a pool into the non-KV picker's view: one entry per
 // instance, in-flight counts from --load activeRequests (summed over ranks),
 // overload from the busy thresholds. Instances do not publish a device type in
@@ -149,27 +183,36 @@ func (e *explainer) routeByMode(req routecore.Request) error {
 // (nil pre otherwise). counters are the hops' round-robin counters (nil:
 // unknown rotation).
 func (e *explainer) modeDecide(rng routecore.Rand, decodeTarget *routecore.WorkerID, prefillCounter, decodeCounter *routecore.RoundRobinCounter) (*routecore.ModeDecision, routecore.ModeDecision, error) {
-	dec, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.mode, Workers: e.modeWorkers(e.decode), Target: decodeTarget, Counter: decodeCounter}, rng)
+	dec, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.dmode, Workers: e.modeWorkers(e.decode), Target: decodeTarget, Counter: decodeCounter}, rng)
 	if err != nil {
 		return nil, dec, inputErr("", "the routing core rejected the inputs: %v", err)
 	}
 	if len(e.prefill) == 0 {
 		return nil, dec, nil
 	}
+	pre, err := e.modePrefill(rng, prefillCounter)
+	if err != nil {
+		return nil, dec, err
+	}
+	return &pre, dec, nil
+}
+
+// modePrefill is a non-KV prefill pick.
+func (e *explainer) modePrefill(rng routecore.Rand, counter *routecore.RoundRobinCounter) (routecore.ModeDecision, error) {
 	var prefillTarget *routecore.WorkerID
 	if e.pin != nil {
 		id := e.pin.WorkerID
 		prefillTarget = &id
 	}
-	pre, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.mode, Workers: e.modeWorkers(e.prefill), Target: prefillTarget, Counter: prefillCounter}, rng)
+	pre, err := routecore.SelectByMode(routecore.ModeInput{Mode: e.pmode, Workers: e.modeWorkers(e.prefill), Target: prefillTarget, Counter: counter}, rng)
 	if err != nil {
-		return nil, dec, inputErr("", "the routing core rejected the inputs: %v", err)
+		return pre, inputErr("", "the routing core rejected the inputs: %v", err)
 	}
-	if e.mode == routecore.RouterModeDirect && pre.ErrorKind == routecore.ErrKindDirectTargetMissing {
+	if e.pmode == routecore.RouterModeDirect && pre.ErrorKind == routecore.ErrKindDirectTargetMissing {
 		// PrefillRouter::generate: the prefill hop needs the named worker first.
 		pre.Error = "Prefill worker ID required in Direct routing mode but none found in request. Expected prefill_worker_id to be set via x-dynamo-prefill-instance-id header by external router (e.g., EPP)."
 	}
-	return &pre, dec, nil
+	return pre, nil
 }
 
 // resolveDecode turns --decode POD into the instance a direct-mode request names.

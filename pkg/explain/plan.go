@@ -44,6 +44,7 @@ func NewPlan(in Input) (*Plan, error) {
 	if err := ex.pools(); err != nil {
 		return nil, err
 	}
+	ex.hopModes()
 	ex.hopConfigs()
 	if err := ex.resolveBlockSize(); err != nil {
 		return nil, err
@@ -64,9 +65,19 @@ func (p *Plan) Router() RouterInfo { return p.e.x.Router }
 // frontend configuration was read and the KV router is assumed.
 func (p *Plan) Mode() (mode routecore.RouterMode, known bool) { return p.e.mode, p.e.modeKnown }
 
-// KV reports whether the plan runs the KV cost model (the kv mode, or an
-// unknown mode, which is modelled as kv).
-func (p *Plan) KV() bool { return !p.e.modeKnown || p.e.mode.IsKV() }
+// KV reports whether the hop that scores cache overlap (prefill when prefill
+// workers are routable, else decode) runs the KV cost model (the kv mode, or
+// an unknown mode, which is modelled as kv).
+func (p *Plan) KV() bool {
+	if len(p.e.prefill) > 0 {
+		return kvHop(p.e.pmode, p.e.pKnown)
+	}
+	return kvHop(p.e.dmode, p.e.dKnown)
+}
+
+// HopModes are the prefill and decode hops' router modes (a worker set's
+// router_config may give a hop its own).
+func (p *Plan) HopModes() (prefill, decode routecore.RouterMode) { return p.e.pmode, p.e.dmode }
 
 // BlockSize is the KV block size the router hashes with; Eagle whether any
 // routable worker hashes Eagle windows.
@@ -136,8 +147,10 @@ type DecideOptions struct {
 // from the prefill pick.
 type CoreDecision struct {
 	KV *routecore.DisaggDecision
-	// Prefill (nil when aggregated) and Decode are the non-KV picks; Transfer
-	// is derived from the prefill pick (nil when aggregated or prefill failed).
+	// Prefill (nil when aggregated) and Decode are the non-KV picks, when that
+	// hop is not KV (with hops in different modes, KV holds the other hop);
+	// Transfer is derived from the prefill pick (nil when aggregated or
+	// prefill failed).
 	Prefill  *routecore.ModeDecision
 	Decode   *routecore.ModeDecision
 	Transfer *routecore.TransferDerivation
@@ -152,7 +165,11 @@ type CoreDecision struct {
 // rejects is a decision with an error kind.
 func (p *Plan) Decide(req routecore.Request, rng routecore.Rand, o DecideOptions) (CoreDecision, error) {
 	e := p.e
-	if !p.KV() {
+	kvP, kvD := kvHop(e.pmode, e.pKnown), kvHop(e.dmode, e.dKnown)
+	if len(e.prefill) > 0 && kvP != kvD {
+		return e.mixedDecide(req, rng, o.PrefillCounter, o.DecodeCounter)
+	}
+	if !kvD {
 		var target *routecore.WorkerID
 		if s := e.in.Options.WhatIf.Decode; s != "" {
 			id, err := e.resolveDecode(s)
@@ -183,7 +200,7 @@ func (p *Plan) Decide(req routecore.Request, rng routecore.Rand, o DecideOptions
 	if err != nil && dd.Err == nil {
 		return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
 	}
-	return CoreDecision{KV: &dd, Sita: sita}, nil
+	return CoreDecision{KV: &dd, Transfer: dd.Transfer, Sita: sita}, nil
 }
 
 // disaggInput is the routing core's input for one KV-mode request.

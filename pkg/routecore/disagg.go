@@ -105,6 +105,11 @@ type DisaggInput struct {
 	// draw nothing, so the decision is the same; a caller deciding many
 	// requests (a simulation) skips their cost.
 	SkipAlternatives bool `json:"-"`
+	// PrefillOnly stops after the transfer derivation: the decode hop is
+	// routed by another router mode (since Dynamo #13192/#13197 each worker
+	// set's router_config governs its own hop). Conditional disaggregation
+	// and the alternatives, which need the KV decode router, are skipped.
+	PrefillOnly bool `json:"-"`
 }
 
 // PrefillOutcome is what happens to a request if remote prefill lands on one
@@ -456,7 +461,7 @@ func RouteDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
 	}
 
 	// 2. Conditional disaggregation.
-	if in.Config.ConditionalDisaggEnabled {
+	if in.Config.ConditionalDisaggEnabled && !in.PrefillOnly {
 		switch {
 		case in.PrefillPin != nil:
 			d.ConditionalSkipped = "the request pins a prefill worker"
@@ -486,7 +491,7 @@ func RouteDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
 		return fail(StagePrefill, fmt.Errorf("prefill selection failed (the request is not retried as aggregated): %w", err))
 	}
 	configs := in.prefillRuntimeConfigs()
-	if alts := prefillAlternatives(pre); len(alts) > 1 && !in.SkipAlternatives {
+	if alts := prefillAlternatives(pre); len(alts) > 1 && !in.SkipAlternatives && !in.PrefillOnly {
 		routable := 0
 		memo := newDecodeMemo()
 		for _, c := range alts {
@@ -504,6 +509,12 @@ func RouteDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
 	d.Transfer = &t
 	if err != nil {
 		return fail(StageTransfer, err)
+	}
+
+	if in.PrefillOnly {
+		d.DecodeConstraints = MergeFrontend(in.Request.Constraints, t.Constraints)
+		d.Explanation = fmt.Sprintf("remote prefill on %s; %s; the decode hop is routed by its own router mode", pre.Selected, t.Explanation)
+		return d, nil
 	}
 
 	// 5. Decode.

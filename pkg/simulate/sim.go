@@ -230,7 +230,7 @@ type state struct {
 	base                           map[routecore.WorkerWithDpRank]routecore.RankLoad
 	dirty                          map[routecore.WorkerWithDpRank]bool
 	wpos                           map[routecore.WorkerID][2]int // pool, index
-	trackDecodeBlocks, reuseDecode bool
+	trackDecodeBlocks, reuseDecode, aggTracked bool
 	// decodeCacheRead: a decode worker's cache is read by a routing decision
 	// or a prefill only with conditional disaggregation (the peek credits
 	// overlap, a bypassed request prefills on the decode worker); otherwise the
@@ -352,6 +352,8 @@ func newState(o Options, plan *explain.Plan, dep *inspect.Deployment, v Variant)
 	s.weights = plan.TierWeights()
 	s.trackDecodeBlocks = ri.Config.RouterTrackActiveBlocks
 	s.reuseDecode = ri.Config.RouterAssumeKvReuse
+	prefillPool, _ := plan.Pools()
+	s.aggTracked = len(prefillPool) == 0 && s.trackDecodeBlocks && s.reuseDecode
 	s.decodeCacheRead = ri.Config.ConditionalDisaggEnabled
 	s.index = routecore.NewIndex()
 
@@ -528,11 +530,15 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 		matches = s.index.FindTieredMatches(r.local)
 		rq.Overlap = routecore.ToOverlapInput(matches, s.weights, uint32(s.bs), nil)
 	}
-	if s.trackDecodeBlocks {
-		if s.reuseDecode {
-			rq.AdditionalActiveBlocks = map[routecore.WorkerWithDpRank]uint64{}
-			s.ledger.AdditionalBlocks(r.seq, rq.AdditionalActiveBlocks)
-		}
+	if s.aggTracked {
+		// The aggregated router books the request's blocks with KV reuse
+		// assumed: the ledger says which are already held by in-flight
+		// requests on each worker, and the rest are new (explain-route's rule
+		// with the ledger it cannot see). Elsewhere the routing core applies
+		// the hop's own rule (the decode override counts every block as new;
+		// the prefill hop books none).
+		rq.AdditionalActiveBlocks = map[routecore.WorkerWithDpRank]uint64{}
+		s.ledger.AdditionalBlocks(r.seq, rq.AdditionalActiveBlocks)
 		rq.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
 	}
 	s.refreshLoads()
@@ -677,57 +683,69 @@ func (s *state) vrDomain(d int) *DomainResult {
 }
 
 // outcome reads a decision: the prefill and decode picks (prefill nil when
-// served on one worker), how it was served, or why it failed.
+// served on one worker), how it was served, or why it failed. Each hop is
+// read from the non-KV pick when that hop ran one, else from the KV flow
+// (hops may run different modes).
 func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode routecore.DisaggMode, stage, kind, msg string) {
-	if kd := d.KV; kd != nil {
-		if kd.Err != nil {
-			stage, msg = kd.FailedStage, kd.Error
-			switch {
-			case kd.FailedStage == routecore.StageTransfer && kd.Transfer != nil:
-				kind = string(kd.Transfer.Rule)
-			case kd.FailedStage == routecore.StagePrefill && kd.Prefill != nil:
-				kind = kd.Prefill.ErrorKind
-			case kd.Decode != nil:
-				kind = kd.Decode.ErrorKind
-			}
-			kind = cmp.Or(kind, "RouterError")
-			if kd.Prefill != nil && kd.FailedStage != routecore.StagePrefill {
-				p := kd.Prefill.Selected
-				pre = &p
-			}
-			return
-		}
-		mode = kd.Mode
-		dsel := kd.Decode.Selected
-		dec = &dsel
-		if kd.Mode == routecore.DisaggModeDisaggregated && kd.Prefill != nil {
-			p := kd.Prefill.Selected
-			pre = &p
-		}
-		return
-	}
-	rank := func(id routecore.WorkerID) *routecore.WorkerWithDpRank {
-		return &routecore.WorkerWithDpRank{WorkerID: id}
-	}
-	if d.Prefill == nil {
+	kd := d.KV
+	id := func(w routecore.WorkerID) *routecore.WorkerWithDpRank { return &routecore.WorkerWithDpRank{WorkerID: w} }
+	// Aggregated (no prefill hop at all).
+	if d.Prefill == nil && (kd == nil || kd.Mode == routecore.DisaggModeAggregated) {
 		mode = routecore.DisaggModeAggregated
-		if d.Decode.ErrorKind != "" {
+		switch {
+		case d.Decode != nil && d.Decode.ErrorKind != "":
 			return nil, nil, mode, routecore.StageDecode, d.Decode.ErrorKind, d.Decode.Error
+		case d.Decode != nil:
+			return nil, id(d.Decode.Selected), mode, "", "", ""
+		case kd.Err != nil:
+			return nil, nil, mode, kd.FailedStage, cmp.Or(kd.Decode.ErrorKind, "RouterError"), kd.Error
 		}
-		return nil, rank(d.Decode.Selected), mode, "", "", ""
+		sel := kd.Decode.Selected
+		return nil, &sel, mode, "", "", ""
+	}
+	if kd != nil && kd.Mode == routecore.DisaggModeBypassed {
+		if kd.Err != nil {
+			return nil, nil, kd.Mode, kd.FailedStage, cmp.Or(kd.Decode.ErrorKind, "RouterError"), kd.Error
+		}
+		sel := kd.Decode.Selected
+		return nil, &sel, kd.Mode, "", "", ""
 	}
 	mode = routecore.DisaggModeDisaggregated
-	if d.Prefill.ErrorKind != "" {
+	// The prefill hop.
+	switch {
+	case d.Prefill != nil && d.Prefill.ErrorKind != "":
 		return nil, nil, mode, routecore.StagePrefill, d.Prefill.ErrorKind, d.Prefill.Error
+	case d.Prefill != nil:
+		pre = id(d.Prefill.Selected)
+	case kd.FailedStage == routecore.StagePrefill:
+		k := ""
+		if kd.Prefill != nil {
+			k = kd.Prefill.ErrorKind
+		}
+		return nil, nil, mode, routecore.StagePrefill, cmp.Or(k, "RouterError"), kd.Error
+	default:
+		p := kd.Prefill.Selected
+		pre = &p
 	}
-	pre = rank(d.Prefill.Selected)
-	if d.Transfer != nil && d.Transfer.Failed {
-		return pre, nil, mode, routecore.StageTransfer, string(d.Transfer.Rule), d.Transfer.Explanation
+	// The transfer derivation.
+	if t := d.Transfer; t != nil && t.Failed {
+		return pre, nil, mode, routecore.StageTransfer, string(t.Rule), t.Explanation
 	}
-	if d.Decode.ErrorKind != "" {
+	// The decode hop.
+	switch {
+	case d.Decode != nil && d.Decode.ErrorKind != "":
 		return pre, nil, mode, routecore.StageDecode, d.Decode.ErrorKind, d.Decode.Error
+	case d.Decode != nil:
+		return pre, id(d.Decode.Selected), mode, "", "", ""
+	case kd.Err != nil:
+		k := ""
+		if kd.Decode != nil {
+			k = kd.Decode.ErrorKind
+		}
+		return pre, nil, mode, cmp.Or(kd.FailedStage, routecore.StageDecode), cmp.Or(k, "RouterError"), kd.Error
 	}
-	return pre, rank(d.Decode.Selected), mode, "", "", ""
+	sel := kd.Decode.Selected
+	return pre, &sel, mode, "", "", ""
 }
 
 func (s *state) failed(r *req, stage, kind, msg string, preDom int) {

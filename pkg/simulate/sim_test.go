@@ -119,6 +119,46 @@ func TestOneRequestIsExplainRoute(t *testing.T) {
 	}
 }
 
+// TestOneRequestMixedHopModes: with a worker set publishing its own router
+// mode (a KV prefill hop under a round-robin frontend, or the other way
+// round), a one-request trace still makes explain-route's decision.
+func TestOneRequestMixedHopModes(t *testing.T) {
+	tokens, err := os.ReadFile("../../examples/prompts/support-chat.tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := cmdutil.ParseTokenList(tokens, "support-chat.tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"Prefill", "Decode"} {
+		for seed := range uint64(6) {
+			snap, dep, _ := example(t, "prefill-only-zone-required.yaml")
+			dep.Router.Mode = "round-robin"
+			dep.Router.WorkerSetOverrides = []inspect.RouterOverride{{Component: set, Mode: "kv", Config: routecore.DefaultKvRouterConfig()}}
+			base := explain.Options{Seed: seed, AssumeIdle: true}
+			x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Options: base, Request: explain.Request{Tokens: toks}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *explain.CoreDecision
+			if _, err := Run(context.Background(), Options{Snapshot: snap, Deployment: dep, Base: base, Engine: DefaultEngine(),
+				Open: opener([]trace.Request{{Tokens: toks, OutputTokens: 10}}),
+				OnDecision: func(_, _ int, d explain.CoreDecision) {
+					if got == nil {
+						got = &d
+					}
+				}}); err != nil {
+				t.Fatal(err)
+			}
+			if (set == "Prefill") != (got.Decode != nil && got.Prefill == nil) {
+				t.Fatalf("%s kv: decision shape %+v", set, got)
+			}
+			compareWithExplanation(t, x, got)
+		}
+	}
+}
+
 func compareWithExplanation(t *testing.T, x *explain.Explanation, d *explain.CoreDecision) {
 	t.Helper()
 	if d == nil {
@@ -133,49 +173,48 @@ func compareWithExplanation(t *testing.T, x *explain.Explanation, d *explain.Cor
 		costs map[routecore.WorkerID]float64
 	}
 	var legs []leg
-	if kd := d.KV; kd != nil {
-		for _, l := range []struct {
-			name string
-			st   *explain.Stage
-			dd   *routecore.Decision
-		}{{"prefill", x.Prefill, kd.Prefill}, {"decode", x.Decode, kd.Decode}} {
-			if (l.st == nil) != (l.dd == nil) {
-				t.Fatalf("%s: explanation stage %v, simulation decision %v", l.name, l.st != nil, l.dd != nil)
-			}
-			if l.dd == nil {
-				continue
-			}
-			lg := leg{name: l.name, stage: l.st, pick: l.dd.Selected.WorkerID, ok: l.dd.ErrorKind == "", probs: map[routecore.WorkerID]float64{}, costs: map[routecore.WorkerID]float64{}}
-			for _, c := range l.dd.Candidates {
-				lg.probs[c.Candidate.WorkerID] += c.Probability
-				lg.costs[c.Candidate.WorkerID] = c.Terms.Cost
-			}
-			legs = append(legs, lg)
+	kvLeg := func(name string, st *explain.Stage, dd *routecore.Decision) {
+		if (st == nil) != (dd == nil) {
+			t.Fatalf("%s: explanation stage %v, simulation decision %v", name, st != nil, dd != nil)
 		}
-		if x.Mode != kd.Mode {
-			t.Errorf("mode: explain %s, simulation %s", x.Mode, kd.Mode)
+		if dd == nil {
+			return
 		}
-	} else {
-		for _, l := range []struct {
-			name string
-			st   *explain.Stage
-			md   *routecore.ModeDecision
-		}{{"prefill", x.Prefill, d.Prefill}, {"decode", x.Decode, d.Decode}} {
-			if l.md == nil || l.st == nil {
-				if l.name == "decode" && l.md != nil && l.st == nil && x.Transfer != nil && x.Transfer.Failed {
-					continue
-				}
-				if (l.st == nil) != (l.md == nil) {
-					t.Fatalf("%s: explanation stage %v, simulation decision %v", l.name, l.st != nil, l.md != nil)
-				}
-				continue
-			}
-			lg := leg{name: l.name, stage: l.st, pick: l.md.Selected, ok: l.md.ErrorKind == "", probs: map[routecore.WorkerID]float64{}}
-			for _, c := range l.md.Candidates {
-				lg.probs[c.Worker.ID] += c.Probability
-			}
-			legs = append(legs, lg)
+		lg := leg{name: name, stage: st, pick: dd.Selected.WorkerID, ok: dd.ErrorKind == "", probs: map[routecore.WorkerID]float64{}, costs: map[routecore.WorkerID]float64{}}
+		for _, c := range dd.Candidates {
+			lg.probs[c.Candidate.WorkerID] += c.Probability
+			lg.costs[c.Candidate.WorkerID] = c.Terms.Cost
 		}
+		legs = append(legs, lg)
+	}
+	modeLeg := func(name string, st *explain.Stage, md *routecore.ModeDecision) {
+		if st == nil {
+			if name == "decode" && x.Transfer != nil && x.Transfer.Failed {
+				return
+			}
+			t.Fatalf("%s: no explanation stage for the simulation's pick", name)
+		}
+		lg := leg{name: name, stage: st, pick: md.Selected, ok: md.ErrorKind == "", probs: map[routecore.WorkerID]float64{}}
+		for _, c := range md.Candidates {
+			lg.probs[c.Worker.ID] += c.Probability
+		}
+		legs = append(legs, lg)
+	}
+	kd := d.KV
+	switch {
+	case d.Prefill != nil:
+		modeLeg("prefill", x.Prefill, d.Prefill)
+	case kd != nil:
+		kvLeg("prefill", x.Prefill, kd.Prefill)
+	}
+	switch {
+	case d.Decode != nil:
+		modeLeg("decode", x.Decode, d.Decode)
+	case kd != nil:
+		kvLeg("decode", x.Decode, kd.Decode)
+	}
+	if kd != nil && d.Prefill == nil && d.Decode == nil && x.Mode != kd.Mode {
+		t.Errorf("mode: explain %s, simulation %s", x.Mode, kd.Mode)
 	}
 	for _, lg := range legs {
 		if !lg.ok {
