@@ -124,6 +124,11 @@ type VariantResult struct {
 	HitRate      float64 `json:"hitRate"`
 	// EvictedBlocks is blocks evicted by the engine model's LRU.
 	EvictedBlocks uint64 `json:"evictedBlocks"`
+	// DecodeCachesModelled is false when no decision or prefill reads a
+	// decode worker's cache (disaggregation without conditional
+	// disaggregation): the transferred blocks are then not stored, and decode
+	// workers' cache figures are not computed.
+	DecodeCachesModelled bool `json:"decodeCachesModelled"`
 	// TTFTMs and E2EMs are model estimates (see Engine), over routed requests.
 	TTFTMs Percentiles `json:"ttftMs"`
 	E2EMs  Percentiles `json:"e2eMs"`
@@ -177,9 +182,11 @@ type DomainResult struct {
 	PrefillPicks int `json:"prefillPicks"`
 	DecodePicks  int `json:"decodePicks"`
 	Failed       int `json:"failed"`
-	// PrefillLoad is the in-flight prefill requests summed over the domain's
-	// prefill workers; DecodeLoad the active decode sequences over its decode
-	// workers.
+	// PrefillLoad is the in-flight prefills (queued or running) summed over
+	// the domain's workers — its prefill workers, and decode or aggregated
+	// workers that prefill requests served on one worker (aggregated, or
+	// bypassed by conditional disaggregation); DecodeLoad the active decode
+	// sequences over its workers.
 	PrefillLoad LoadStats `json:"prefillLoad"`
 	DecodeLoad  LoadStats `json:"decodeLoad"`
 }
@@ -195,7 +202,8 @@ type WorkerResult struct {
 	// Load is in-flight requests (prefill: queued or prefilling; decode:
 	// decoding).
 	Load LoadStats `json:"load"`
-	// CachedBlocksPeak is the most blocks the worker's cache held.
+	// CachedBlocksPeak is the most blocks the worker's cache held (0 for a
+	// decode worker when VariantResult.DecodeCachesModelled is false).
 	CachedBlocksPeak uint64 `json:"cachedBlocksPeak"`
 	EvictedBlocks    uint64 `json:"evictedBlocks"`
 }

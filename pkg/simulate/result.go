@@ -10,6 +10,7 @@ func (s *state) result() VariantResult {
 	end := max(s.end, s.now)
 	vr := s.vr
 	vr.Requests = s.requests
+	vr.DecodeCachesModelled = s.decodeCacheRead || len(s.pools[0]) == 0
 	if vr.PromptBlocks > 0 {
 		vr.HitRate = float64(vr.CachedBlocks) / float64(vr.PromptBlocks)
 	}

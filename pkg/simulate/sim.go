@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
@@ -93,10 +94,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for i, v := range variants {
 		vr, st, err := runVariant(ctx, o, i, len(variants), v)
 		if err != nil {
-			if i == 0 {
-				return nil, err
-			}
-			return nil, fmt.Errorf("variant %q: %w", v.Spec, err)
+			return nil, variantErr(i, v, err)
 		}
 		if i == 0 {
 			r.Model = st.plan.Model()
@@ -109,6 +107,21 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.Variants = append(r.Variants, vr)
 	}
 	return r, nil
+}
+
+// variantErr says which variant an error belongs to, in the variant's own
+// words: explain's what-if flags (--domain-down, --exclude-worker) are the
+// variant keys down= and exclude= here. An explain.InputError keeps its hint.
+func variantErr(i int, v Variant, err error) error {
+	if i == 0 || strings.Contains(err.Error(), "--variant") {
+		return err
+	}
+	var ie *explain.InputError
+	if errors.As(err, &ie) {
+		msg := strings.NewReplacer("--domain-down ", "down=", "--exclude-worker ", "exclude=").Replace(ie.Msg)
+		return &explain.InputError{Msg: fmt.Sprintf("--variant %q: %s", v.Spec, msg), Hint: ie.Hint}
+	}
+	return fmt.Errorf("--variant %q: %w", v.Spec, err)
 }
 
 // unit is one (worker, dp rank): a prefill server (FIFO, one prompt at a
@@ -224,12 +237,12 @@ type state struct {
 	rrPre   routecore.RoundRobinCounter
 	rrDec   routecore.RoundRobinCounter
 
-	units                          map[routecore.WorkerWithDpRank]*unit
-	workers                        []*workerStat
-	pools                          [2][]routecore.Worker // prefill, decode
-	base                           map[routecore.WorkerWithDpRank]routecore.RankLoad
-	dirty                          map[routecore.WorkerWithDpRank]bool
-	wpos                           map[routecore.WorkerID][2]int // pool, index
+	units                                      map[routecore.WorkerWithDpRank]*unit
+	workers                                    []*workerStat
+	pools                                      [2][]routecore.Worker // prefill, decode
+	base                                       map[routecore.WorkerWithDpRank]routecore.RankLoad
+	dirty                                      map[routecore.WorkerWithDpRank]bool
+	wpos                                       map[routecore.WorkerID][2]int // pool, index
 	trackDecodeBlocks, reuseDecode, aggTracked bool
 	// decodeCacheRead: a decode worker's cache is read by a routing decision
 	// or a prefill only with conditional disaggregation (the peek credits
@@ -688,7 +701,9 @@ func (s *state) vrDomain(d int) *DomainResult {
 // (hops may run different modes).
 func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode routecore.DisaggMode, stage, kind, msg string) {
 	kd := d.KV
-	id := func(w routecore.WorkerID) *routecore.WorkerWithDpRank { return &routecore.WorkerWithDpRank{WorkerID: w} }
+	id := func(w routecore.WorkerID) *routecore.WorkerWithDpRank {
+		return &routecore.WorkerWithDpRank{WorkerID: w}
+	}
 	// Aggregated (no prefill hop at all).
 	if d.Prefill == nil && (kd == nil || kd.Mode == routecore.DisaggModeAggregated) {
 		mode = routecore.DisaggModeAggregated

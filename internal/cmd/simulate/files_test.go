@@ -313,7 +313,7 @@ func TestSimulateProgress(t *testing.T) {
 	}
 	// Failing: the line is cleared before the error message.
 	_, errOut, code := runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "5", "--variant", "down=mars")
-	if code != 1 || !strings.Contains(errOut, "\r\x1b[Kerror: variant \"down=mars\"") {
+	if code != 1 || !strings.Contains(errOut, "\r\x1b[Kerror: --variant \"down=mars\": down=zone=mars: no worker") {
 		t.Errorf("exit %d, stderr %q: the error does not start on a cleared line", code, errOut)
 	}
 	// The exit-2 message follows the cleared line.

@@ -208,13 +208,6 @@ func TestSimulateHostileClusterText(t *testing.T) {
 // reach no terminal. A model name DynoSim cannot take fails the export
 // cleanly (exit 1, no file).
 func TestSimulateHostileExport(t *testing.T) {
-	// Known bug, reported: pkg/simulate/dynosim.Export writes the deployment's
-	// name raw into the spec's header comment (comment() only folds newlines),
-	// so OSC/CSI sequences reach whoever cats the file and the YAML does not
-	// parse ("control characters are not allowed"). Remove this skip with the fix.
-	if os.Getenv("KDYN_KNOWN_BUGS") == "" {
-		t.Skip("pkg/simulate/dynosim writes cluster names raw into the spec's header comment (known bug; KDYN_KNOWN_BUGS=1 runs it)")
-	}
 	dir := t.TempDir()
 	traffic := []string{"--synthetic", "rate=5,isl=100-400,osl=5,requests=10", "--fail-on", "none"}
 	spec := filepath.Join(dir, "names.yaml")

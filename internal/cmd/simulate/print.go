@@ -166,7 +166,11 @@ func workerTable(v simulate.VariantResult, domain string) *printers.Table {
 		if w.Synthetic {
 			name += " (added)"
 		}
-		t.AddRow("  "+name, w.Role, dash(w.Domain), count(w.Picks), loadStats(w.Load), count(int(w.CachedBlocksPeak)), count(int(w.EvictedBlocks)))
+		cached, evicted := count(int(w.CachedBlocksPeak)), count(int(w.EvictedBlocks))
+		if w.Role == "decode" && !v.DecodeCachesModelled {
+			cached, evicted = "-", "-" // not modelled: nothing reads a decode cache
+		}
+		t.AddRow("  "+name, w.Role, dash(w.Domain), count(w.Picks), loadStats(w.Load), cached, evicted)
 	}
 	return t
 }

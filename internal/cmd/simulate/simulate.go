@@ -601,6 +601,16 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600: give it the mode of the file it
+	// replaces, else the usual 0644 (less the umask, which Chmod ignores).
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		_ = tmp.Close()
+		return err
+	}
 	w := bufio.NewWriter(tmp)
 	if err := write(w); err != nil {
 		_ = tmp.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"io"
 	"math"
 	"reflect"
@@ -114,6 +115,14 @@ func Export(w io.Writer, s Scenario) error {
 	if err != nil {
 		return fmt.Errorf("dynosim: encode spec: %w", err)
 	}
+	// Values come from the cluster (model, component names): one holding a
+	// control, bidi or invisible character cannot be written as a spec a
+	// person reads or DynoSim loads.
+	for _, line := range strings.Split(string(body), "\n") {
+		if !termsafe.Safe(line) {
+			return fmt.Errorf("dynosim: a value of the deployment holds control or invisible characters, which a DynoSim spec cannot carry (%s); fix it in the deployment", termsafe.Escape(strings.TrimSpace(line)))
+		}
+	}
 	var buf bytes.Buffer
 	name := strings.Trim(s.Namespace+"/"+s.Deployment, "/")
 	if name == "" {
@@ -136,7 +145,10 @@ func Export(w io.Writer, s Scenario) error {
 
 // comment keeps a note on one comment line.
 func comment(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+	// Cluster names reach this header: fold line breaks, then show every
+	// other control, bidi or invisible character visibly (a person cats the
+	// file; YAML refuses raw controls).
+	return termsafe.Escape(strings.NewReplacer("\r", " ", "\n", " ").Replace(s))
 }
 
 // ToSpec maps a scenario onto the DynoSim schema. notes says, in a fixed
