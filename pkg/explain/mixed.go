@@ -25,7 +25,7 @@ func (e *explainer) routeMixed(req routecore.Request, prefillKV bool) error {
 		kd := d.KV
 		x.Prefill = e.stage(kd.Prefill, req.Constraints)
 		e.setTransfer(kd.Transfer)
-		if kd.Err != nil {
+		if kd.FailedStage != "" {
 			x.Summary = e.names(kd.Explanation)
 			e.verdict(kd)
 			return nil
@@ -66,8 +66,8 @@ func (e *explainer) mixedDecide(req routecore.Request, rng routecore.Rand, pc, d
 			return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
 		}
 		cd := CoreDecision{KV: &kd, Transfer: kd.Transfer, Sita: sita}
-		if kd.Err != nil {
-			return cd, nil
+		if kd.FailedStage != "" {
+			return cd, nil // the request fails at the prefill or transfer stage
 		}
 		var target *routecore.WorkerID
 		if s := e.in.Options.WhatIf.Decode; s != "" {

@@ -79,14 +79,7 @@ func (e Engine) Validate() error {
 }
 
 // Info is the engine model as the report shows it.
-func (e Engine) Info() EngineInfo {
-	return EngineInfo{
-		PrefillTokensPerSecondPerGPU: e.PrefillTokensPerSecondPerGPU,
-		DecodeStepMs:                 e.DecodeStepMs, DecodeStepMsPerSequence: e.DecodeStepMsPerSequence,
-		KvTransferMsPerBlock: e.KvTransferMsPerBlock, KvTransferMsPerBlockCrossDomain: e.KvTransferMsPerBlockCrossDomain,
-		KvCapacityBlocks: e.KvCapacityBlocks, Source: e.Source,
-	}
-}
+func (e Engine) Info() EngineInfo { return EngineInfo(e) }
 
 func (e Engine) stepMs(active int) float64 {
 	return e.DecodeStepMs + e.DecodeStepMsPerSequence*float64(active)

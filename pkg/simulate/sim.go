@@ -290,10 +290,7 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 	var origin float64
 	first := true
 	every := cmp.Or(o.ProgressEvery, 10000)
-	for {
-		if o.MaxRequests > 0 && s.requests >= o.MaxRequests {
-			break
-		}
+	for o.MaxRequests <= 0 || s.requests < o.MaxRequests {
 		tq, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -332,7 +329,8 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 	if o.Progress != nil {
 		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now, Done: true})
 	}
-	return s.result(), s, nil
+	vr := s.result()
+	return vr, s, nil
 }
 
 func (v Variant) name() string {
@@ -829,11 +827,12 @@ func (s *state) prefillDone(u *unit, r *req) {
 	if !s.approx {
 		s.storeBlocks(u, r)
 	}
-	if r.wasted {
+	switch {
+	case r.wasted:
 		_ = s.ledger.Free(r.id * 2)
 		s.dirty[u.key] = true
 		s.end = max(s.end, s.now)
-	} else if r.pre != nil {
+	case r.pre != nil:
 		// The prefill hop's booking ends with the prefill response.
 		_ = s.ledger.Free(r.id * 2)
 		s.dirty[u.key] = true
@@ -842,7 +841,7 @@ func (s *state) prefillDone(u *unit, r *req) {
 			per = s.eng.KvTransferMsPerBlockCrossDomain
 		}
 		s.push(event{t: s.now + per*float64(len(r.seq)), kind: evDecodeStart, u: r.dec, r: r})
-	} else {
+	default:
 		s.decodeStart(u, r)
 	}
 	s.startPrefill(u)

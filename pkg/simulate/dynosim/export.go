@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"io"
 	"math"
 	"reflect"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
