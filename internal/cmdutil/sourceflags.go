@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,4 +277,43 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// LiveSource is what a one-deployment command (explain-route, simulate)
+// needs to read the cluster: the namespace, the collection options with one
+// Kubernetes client and the SSRF-safe HTTP client set, and the inventory
+// that lists what exists when the selection matches nothing.
+type LiveSource struct {
+	Namespace string
+	Options   inspect.CollectOptions
+	Inventory Inventory
+}
+
+// Live prepares a live read of the named deployment ("" for the namespace's
+// only one). client is the HTTP client for frontends and indexers (nil: a
+// default); it is wrapped by inspect.SafeHTTPClient either way.
+func (s *SourceFlags) Live(f *Factory, command, name string, client *http.Client) (*LiveSource, error) {
+	ns, err := LiveNamespace(f, command)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if name != "" {
+		names = []string{name}
+	}
+	opts, err := s.CollectOptions(f, ns, false, names)
+	if err != nil {
+		return nil, err
+	}
+	api, err := inspect.NewKubeAPI(opts.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	opts.Kube = api
+	opts.HTTPClient = inspect.SafeHTTPClient(client)
+	timeout := 10 * time.Second
+	if t := opts.RESTConfig.Timeout; t > 0 {
+		timeout = t
+	}
+	return &LiveSource{Namespace: ns, Options: opts, Inventory: LiveInventory(opts.RESTConfig, timeout)}, nil
 }

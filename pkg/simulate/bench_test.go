@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"testing"
 
@@ -111,4 +112,36 @@ func BenchmarkMooncakeConversation64(b *testing.B) {
 func BenchmarkScale100kx1000(b *testing.B) {
 	runBench(b, syntheticDeployment(500, 500, []string{"us-east-1a", "us-east-1b", "us-east-1c"}),
 		"rate=400,isl=500-3000,osl=50-400,prefix-share=0.4,prefixes=64,requests=100000")
+}
+
+// BenchmarkMooncakeConversationFile64 replays the real Mooncake conversation
+// trace (kvcache-ai/Mooncake FAST25-release/traces/conversation_trace.jsonl,
+// 12,031 requests, 3 MB, not shipped) against 64 workers when
+// KDYN_MOONCAKE_TRACE names the file; skipped otherwise.
+func BenchmarkMooncakeConversationFile64(b *testing.B) {
+	path := os.Getenv("KDYN_MOONCAKE_TRACE")
+	if path == "" {
+		b.Skip("set KDYN_MOONCAKE_TRACE to conversation_trace.jsonl")
+	}
+	dep := syntheticDeployment(32, 32, []string{"us-east-1a", "us-east-1b", "us-east-1c"})
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := Run(context.Background(), Options{
+			Deployment: dep, Base: explain.Options{Seed: 1}, Engine: DefaultEngine(),
+			Open: func() (trace.Reader, error) {
+				f, err := os.Open(path)
+				if err != nil {
+					return nil, err
+				}
+				b.Cleanup(func() { _ = f.Close() })
+				return trace.Open(f, trace.Mooncake, trace.Options{})
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := r.Variants[0]
+		b.ReportMetric(float64(v.Requests), "requests")
+		b.ReportMetric(100*v.HitRate, "kv-hit-%")
+	}
 }

@@ -278,30 +278,14 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		o.namespace, o.load = ns, load
 	} else {
-		ns, err := cmdutil.LiveNamespace(f, "explain-route")
+		live, err := o.Sources.Live(f, "explain-route", o.Name, o.HTTPClient)
 		if err != nil {
 			return err
 		}
-		o.namespace = ns
-		var names []string
-		if o.Name != "" {
-			names = []string{o.Name}
-		}
-		opts, err := o.Sources.CollectOptions(f, ns, false, names)
-		if err != nil {
-			return err
-		}
-		o.live, err = newLiveSource(opts, o.HTTPClient)
-		if err != nil {
-			return err
-		}
+		o.namespace, o.inventory = live.Namespace, live.Inventory
+		o.live = newLiveSource(live.Options)
 		o.load = o.live.collect
-		o.scope.Context = opts.Context
-		timeout := 10 * time.Second
-		if t := opts.RESTConfig.Timeout; t > 0 {
-			timeout = t
-		}
-		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, timeout)
+		o.scope.Context = live.Options.Context
 	}
 	o.scope.Namespace = o.namespace
 	return o.completeInputs(cmd)

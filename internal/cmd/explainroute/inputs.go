@@ -23,15 +23,10 @@ type liveSource struct {
 	http *http.Client
 }
 
-func newLiveSource(opts inspect.CollectOptions, client *http.Client) (*liveSource, error) {
-	api, err := inspect.NewKubeAPI(opts.RESTConfig)
-	if err != nil {
-		return nil, err
-	}
-	opts.Kube = api
-	client = inspect.SafeHTTPClient(client)
-	opts.HTTPClient = client
-	return &liveSource{opts: opts, api: api, http: client}, nil
+// newLiveSource wraps cmdutil's live options (one Kubernetes client, the
+// SSRF-safe HTTP client) for the frontend and indexer reads.
+func newLiveSource(opts inspect.CollectOptions) *liveSource {
+	return &liveSource{opts: opts, api: opts.Kube, http: opts.HTTPClient}
 }
 
 func (l *liveSource) collect(ctx context.Context) (*inspect.Bundle, error) {

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"sigs.k8s.io/yaml"
@@ -18,6 +17,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hostile"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
 )
 
@@ -147,26 +147,6 @@ func poisonString(s string) string {
 // sgr matches an SGR sequence.
 var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
-// controlFree reports the first thing a terminal would interpret in s, checked
-// independently of internal/termsafe: C0 but newline and tab, DEL, C1, bidi,
-// zero-width and invisible runes, noncharacters, tags, invalid UTF-8.
-func controlFree(s string) (string, bool) {
-	for i, r := range s {
-		bad := r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f ||
-			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r >= 0x200b && r <= 0x200f ||
-			r == 0xfeff || r == 0x2028 || r == 0x2029 || r >= 0xfdd0 && r <= 0xfdef || r >= 0xe0000 && r <= 0xe007f
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				bad = true
-			}
-		}
-		if bad {
-			return s[max(0, i-40):min(len(s), i+40)], false
-		}
-	}
-	return "", true
-}
-
 func TestHostileClusterTextIsEscapedEverywhere(t *testing.T) {
 	prompt := "../../../examples/prompts/support-chat.tokens"
 	captures := map[string]string{
@@ -198,7 +178,7 @@ func TestHostileClusterTextIsEscapedEverywhere(t *testing.T) {
 				{"stdout", never.Stdout}, {"stderr", never.Stderr},
 				{"stdout (colour)", sgr.ReplaceAllString(always.Stdout, "")}, {"stderr (colour)", sgr.ReplaceAllString(always.Stderr, "")},
 			} {
-				if at, ok := controlFree(out.text); !ok {
+				if at, ok := hostile.ControlFree(out.text); !ok {
 					t.Errorf("%s: a control character reached the terminal near %q", out.name, at)
 				}
 			}
@@ -321,7 +301,7 @@ func TestHostileDashboard(t *testing.T) {
 				t.Errorf("frame %d: SGR %q is not one of the dashboard's own", i, s)
 			}
 		}
-		if at, ok := controlFree(sgr.ReplaceAllString(fr, "")); !ok {
+		if at, ok := hostile.ControlFree(sgr.ReplaceAllString(fr, "")); !ok {
 			t.Errorf("frame %d: a control character reached the terminal near %q", i, at)
 		}
 		shown = shown || strings.Contains(fr, `\x1b]0;PWNED`)

@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hostile"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
 )
 
@@ -111,26 +111,6 @@ func poison(v any, rep *strings.Replacer) any {
 
 var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
-// controlFree reports the first thing a terminal would interpret in s: C0 but
-// newline and tab, DEL, C1, bidi, zero-width and invisible runes,
-// noncharacters, tags, invalid UTF-8.
-func controlFree(s string) (string, bool) {
-	for i, r := range s {
-		bad := r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f ||
-			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 || r >= 0x200b && r <= 0x200f ||
-			r == 0xfeff || r == 0x2028 || r == 0x2029 || r >= 0xfdd0 && r <= 0xfdef || r >= 0xe0000 && r <= 0xe007f
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
-				bad = true
-			}
-		}
-		if bad {
-			return s[max(0, i-40):min(len(s), i+40)], false
-		}
-	}
-	return "", true
-}
-
 func TestSimulateHostileClusterText(t *testing.T) {
 	file := hostileCapture(t, prefillOnly, hostileReplacer)
 	dir := t.TempDir()
@@ -162,7 +142,7 @@ func TestSimulateHostileClusterText(t *testing.T) {
 				// The progress line's own carriage return and erase-line are the
 				// plugin's, as SGR is.
 				text := strings.ReplaceAll(out.text, "\r\x1b[K", "")
-				if at, ok := controlFree(text); !ok {
+				if at, ok := hostile.ControlFree(text); !ok {
 					t.Errorf("%s: a control character reached the terminal near %q", out.name, at)
 				}
 			}
@@ -183,7 +163,7 @@ func TestSimulateHostileClusterText(t *testing.T) {
 		t.Fatal(err)
 	}
 	wellFormedSVG(t, svg)
-	if at, ok := controlFree(string(svg)); !ok {
+	if at, ok := hostile.ControlFree(string(svg)); !ok {
 		t.Errorf("svg: a control character near %q", at)
 	}
 	// JSON carries the values exactly.
@@ -219,7 +199,7 @@ func TestSimulateHostileExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at, ok := controlFree(string(data)); !ok {
+	if at, ok := hostile.ControlFree(string(data)); !ok {
 		t.Errorf("the DynoSim spec holds a raw control character near %q", at)
 	}
 	decodeDynoSim(t, data)
@@ -231,7 +211,7 @@ func TestSimulateHostileExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if at, ok := controlFree(string(data)); !ok {
+		if at, ok := hostile.ControlFree(string(data)); !ok {
 			t.Errorf("the DynoSim spec holds a raw control character near %q", at)
 		}
 		decodeDynoSim(t, data)
@@ -243,7 +223,7 @@ func TestSimulateHostileExport(t *testing.T) {
 			t.Errorf("files left behind: %v", names)
 		}
 	}
-	if at, ok := controlFree(r.Stderr); !ok {
+	if at, ok := hostile.ControlFree(r.Stderr); !ok {
 		t.Errorf("stderr: a control character near %q", at)
 	}
 }

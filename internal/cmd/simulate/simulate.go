@@ -204,33 +204,14 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		o.namespace, o.load = ns, load
 	} else {
-		ns, err := cmdutil.LiveNamespace(f, "simulate")
+		live, err := o.Sources.Live(f, "simulate", o.Name, nil)
 		if err != nil {
 			return err
 		}
-		o.namespace = ns
-		var names []string
-		if o.Name != "" {
-			names = []string{o.Name}
-		}
-		opts, err := o.Sources.CollectOptions(f, ns, false, names)
-		if err != nil {
-			return err
-		}
-		api, err := inspect.NewKubeAPI(opts.RESTConfig)
-		if err != nil {
-			return err
-		}
-		opts.Kube = api
-		opts.HTTPClient = inspect.SafeHTTPClient(nil)
-		o.live = &opts
+		opts := live.Options
+		o.namespace, o.live, o.inventory = live.Namespace, &opts, live.Inventory
 		o.load = func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }
 		o.scope.Context = opts.Context
-		timeout := 10 * time.Second
-		if t := opts.RESTConfig.Timeout; t > 0 {
-			timeout = t
-		}
-		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, timeout)
 	}
 	o.scope.Namespace = o.namespace
 	for _, s := range o.Variants {
