@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
@@ -16,7 +17,8 @@ import (
 // came from, and lists what the router may do differently from the dry run:
 // router features whose state is not published (custom worker-selection
 // policies, the approximate-mode cache, session affinity, other frontend
-// replicas' loads, a conditional-prefill sidecar). Features that can be
+// replicas' loads, a conditional-prefill sidecar, request migration's
+// exclusions, quarantined workers, the router queue's deadlines). Features that can be
 // computed from published state (SITA bands, the conditional_prefill
 // TokenCap policy and the Regression fast path) are computed.
 
@@ -55,7 +57,8 @@ type ConfigValue struct {
 // and why: a configured feature whose state is not published.
 type Divergence struct {
 	// Feature names it (selection-policy, approximate-cache, replicas,
-	// session-affinity, router-mode, conditional-prefill, sita).
+	// session-affinity, conditional-prefill, migration, quarantine,
+	// deadline).
 	Feature string `json:"feature"`
 	// Hop is prefill, decode or "" (both).
 	Hop    string `json:"hop,omitempty"`
@@ -378,6 +381,7 @@ func (e *explainer) features() {
 	if e.cfg.RouterPredictedTTLSecs != nil && kv {
 		e.divergence("approximate-cache", "", fmt.Sprintf("router_predicted_ttl_secs=%v: the router also predicts cache contents from its own decisions (a side index, entries kept that long) and credits the larger of the two overlaps; those predictions are not published", *e.cfg.RouterPredictedTTLSecs))
 	}
+	e.runtimeFeatures()
 }
 
 // conditionalPrefill computes a worker set's conditional_prefill policy when
@@ -433,4 +437,157 @@ func (e *explainer) conditionalPrefill(component string, raw json.RawMessage) {
 	default:
 		e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("worker set %s's conditional prefill keeps remote prefill for this request (%s)", component, d.Explanation))
 	}
+}
+
+// frontendSetting returns a frontend setting from its command line (which wins,
+// as argparse gives a flag precedence over its env default) or its DYN_* env,
+// and where it came from.
+func (e *explainer) frontendSetting(flag, env string) (value, source string, ok bool) {
+	argv, lookup := e.frontendLookup()
+	if v, found := argValue(argv, flag); flag != "" && found {
+		return v, "frontend args " + flag, true
+	}
+	if lookup != nil && env != "" {
+		if v, found := lookup(env); found {
+			return v, "frontend env " + env, true
+		}
+	}
+	return "", "", false
+}
+
+// argValue is the value of the last --flag value / --flag=value in words.
+func argValue(words []string, flag string) (string, bool) {
+	val, found := "", false
+	for i, w := range words {
+		name, v, hasVal := strings.Cut(w, "=")
+		if name != flag {
+			continue
+		}
+		switch {
+		case hasVal:
+			val, found = v, true
+		case i+1 < len(words):
+			val, found = words[i+1], true
+		}
+	}
+	return val, found
+}
+
+// positiveInt parses a non-negative decimal count; ok is false for anything
+// else (the frontend rejects it or falls back to its default).
+func positiveInt(s string) (uint64, bool) {
+	v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	return v, err == nil
+}
+
+// runtimeFeatures lists the per-request router state outside the routing core
+// that a configuration turns on: request migration (a retry excludes the
+// workers that failed it), worker quarantine after a failure, and the router
+// queue whose due times shed requests with DeadlineExceeded. None of that state
+// is published, so each is a way the decision may differ.
+func (e *explainer) runtimeFeatures() {
+	e.migrationFeature()
+	e.quarantineFeature()
+	e.deadlineFeature()
+}
+
+// migrationFeature: --migration-limit / DYN_MIGRATION_LIMIT on the frontend
+// (since Dynamo #5918), or --migration-limit on a worker (releases before it,
+// where the worker's card carried migration_limit).
+func (e *explainer) migrationFeature() {
+	limit, src := uint64(0), ""
+	if v, s, ok := e.frontendSetting("--migration-limit", "DYN_MIGRATION_LIMIT"); ok {
+		if n, ok := positiveInt(v); ok && n > 0 {
+			limit, src = n, s
+		}
+	}
+	if limit == 0 {
+		for _, w := range e.dep.Workers {
+			if v, ok := argValue(w.Argv, "--migration-limit"); ok {
+				if n, ok := positiveInt(v); ok && n > 0 {
+					limit, src = n, "worker "+w.Pod+" args --migration-limit (a release before Dynamo #5918 moved the flag to the frontend)"
+					break
+				}
+			}
+		}
+	}
+	if limit == 0 {
+		return
+	}
+	retry := "a KV-routed retry excludes the workers that already failed the request (Dynamo #11647)"
+	if !kvHop(e.dmode, e.dKnown) || (len(e.prefill) > 0 && !kvHop(e.pmode, e.pKnown)) {
+		retry += "; a round-robin or random retry may pick the failed worker again (Dynamo #13736)"
+	}
+	e.divergence("migration", "", fmt.Sprintf("request migration is on (migration_limit=%d, %s): a request whose worker disconnects, stops answering or shuts down mid-stream is routed again, up to %d time(s), from the tokens generated so far; %s. The dry run shows the first attempt only; which workers a retry excludes is per-request frontend state", limit, src, limit, retry))
+}
+
+// quarantineFeature: a worker a request failed on is dropped from the
+// frontend's routable set for DYN_RUNTIME_INHIBITED_DURATION_SECS (default 5 s,
+// 0 disables it; Dynamo #11993), and DYN_HTTP_BACKEND_STREAM_TIMEOUT_SECS
+// quarantines a worker whose stream goes silent that long
+// (lib/runtime push_router.rs wrap_with_fault_detection → report_instance_down).
+// Listed when the deployment sets either; the default window applies to every
+// deployment and is documented, not repeated on each verdict.
+func (e *explainer) quarantineFeature() {
+	window, wsrc, wset := e.frontendSetting("", "DYN_RUNTIME_INHIBITED_DURATION_SECS")
+	timeout, tsrc, tset := e.frontendSetting("", "DYN_HTTP_BACKEND_STREAM_TIMEOUT_SECS")
+	secs, ok := positiveInt(window)
+	switch {
+	case wset && !ok:
+		secs = 5 // upstream warns and keeps its default
+	case !wset:
+		secs = 5
+	}
+	if secs == 0 {
+		return // local inhibition disabled: nothing is quarantined
+	}
+	var parts []string
+	if wset {
+		parts = append(parts, fmt.Sprintf("%s=%s: a worker a request failed on (cannot connect, disconnected, connection or response timeout, engine shutdown) is dropped from the frontend's routable workers for up to %d s, until discovery reconciles (Dynamo #11993)", wsrc, strings.TrimSpace(window), secs))
+	}
+	if t, ok := positiveInt(timeout); tset && ok && t > 0 {
+		parts = append(parts, fmt.Sprintf("%s=%d: a worker whose response stream is silent for %d s is quarantined the same way (for %d s)", tsrc, t, t, secs))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	e.divergence("quarantine", "", strings.Join(parts, "; ")+". Which workers are quarantined now is the frontend's own state and not published, so a worker shown as a candidate may be skipped")
+}
+
+// deadlineFeature: with router_queue_threshold set on a KV hop, a request waits
+// in the router's queue while every eligible worker is above it, and a queued
+// request whose due time passes is shed with DeadlineExceeded (Dynamo #14123,
+// #14176; HTTP 429 "request deadline exceeded").
+func (e *explainer) deadlineFeature() {
+	type queued struct {
+		hop string
+		th  float64
+	}
+	var qs []queued
+	for _, h := range []struct {
+		hop  string
+		cfg  routecore.KvRouterConfig
+		kv   bool
+		used bool
+	}{
+		{routecore.StagePrefill, e.pcfg, kvHop(e.pmode, e.pKnown), len(e.prefill) > 0},
+		{routecore.StageDecode, e.cfg, kvHop(e.dmode, e.dKnown), true},
+	} {
+		if h.used && h.kv && h.cfg.RouterQueueThreshold != nil {
+			qs = append(qs, queued{h.hop, *h.cfg.RouterQueueThreshold})
+		}
+	}
+	if len(qs) == 0 {
+		return
+	}
+	hop, who := qs[0].hop, "the "+qs[0].hop+" router queues"
+	if len(qs) == 2 {
+		if qs[0].th == qs[1].th {
+			hop, who, qs = "", "the prefill and decode routers queue", qs[:1]
+		} else {
+			hop, who = "", fmt.Sprintf("the prefill router (router_queue_threshold=%v) and the decode router queue", qs[0].th)
+			qs = qs[1:]
+		}
+	}
+	e.divergence("deadline", hop, fmt.Sprintf("%s requests (router_queue_threshold=%v): while every eligible worker is above the threshold a request waits in the router's queue instead of being routed now, and one whose due time passes there (the policy class's TTFT SLO, or x-dynamo-slo-ttft-ms) fails with DeadlineExceeded (HTTP 429 \"request deadline exceeded\", Dynamo #14123/#14176). The queue is not published: the dry run routes as if the request were dispatched now", who, qs[0].th))
 }

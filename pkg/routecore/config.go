@@ -376,13 +376,16 @@ const (
 	// (before about v1.2): a negative adjusted prefill is kept (the old
 	// test_worker_logit_does_not_clamp_negative_prefill_cost expects −7.0 where the
 	// newest code gives 5.0), overlap_score_credit is limited to [0,1], there is no
-	// decode overlap branch, and request_blocks is not floored at 1. Ties at T=0 are
-	// broken uniformly at random.
+	// decode overlap branch, and request_blocks is not floored at 1. Ties at T=0
+	// go to the smallest radix tree (TieSmallestTreeThenRandom): Dynamo #4257
+	// (merged 2025-11-13) broke them by tree size, #6253 (2026-02-12) drew at
+	// random when all tied tree sizes are equal, and #9516 (2026-05-13) replaced
+	// the rule with reservoir sampling on main only; the v1.1.2 branch kept it
+	// (#9975: "smaller routing tree wins, with random only as a sub-tie-breaker").
 	ProfileLegacyV1_1 Profile = "legacy-v1.1"
-	// ProfileLegacyTreeSize reproduces the very old selector.rs copy described in
-	// router-semantics.md §3.6 (possibly a fork): like ProfileLegacyV1_1, but T=0
-	// ties go to the candidate with the smallest radix-tree size
-	// (OverlapInput.TreeSizes) before any random choice.
+	// ProfileLegacyTreeSize names the tree-size tie rule explicitly; it behaves
+	// exactly as ProfileLegacyV1_1 (kept so existing --dynamo-version values and
+	// scripts keep working).
 	ProfileLegacyTreeSize Profile = "legacy-tree-size"
 )
 
@@ -394,7 +397,12 @@ const (
 	// reservoir sampling with fastrand over HashMap order).
 	TieUniformRandom TieBreak = "uniform-random"
 	// TieSmallestTreeThenRandom first keeps the tied candidates with the smallest
-	// radix-tree size, then picks uniformly among those.
+	// radix-tree size (OverlapInput.TreeSizes; a candidate without an entry
+	// counts 0, as upstream's tree_sizes.get(w).unwrap_or(0)), then picks
+	// uniformly among those. Upstream's pick among equal smallest trees was
+	// min_by_key's first in HashMap order when some tied sizes differ (and, before
+	// #6253, always): fixed per router process but not knowable from outside, so
+	// 1/n each is the honest probability.
 	TieSmallestTreeThenRandom TieBreak = "smallest-tree-then-random"
 )
 
@@ -445,7 +453,7 @@ func (p Profile) Behavior() (ProfileBehavior, error) {
 	}
 	switch name {
 	case ProfileLegacyV1_1:
-		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieUniformRandom}, nil
+		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieSmallestTreeThenRandom}, nil
 	case ProfileLegacyTreeSize:
 		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieSmallestTreeThenRandom}, nil
 	}
