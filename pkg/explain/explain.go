@@ -629,12 +629,7 @@ func (e *explainer) overlap() {
 		}
 		m := kv.Index.FindTieredMatches(routecore.LocalHashes(e.blocks))
 		e.overlapIn = routecore.ToOverlapInput(m, weights, bs, nil)
-		if e.cfg.Profile == routecore.ProfileLegacyTreeSize {
-			e.overlapIn.TreeSizes = map[routecore.WorkerWithDpRank]uint64{}
-			for _, t := range kv.Index.TreeSizes() {
-				e.overlapIn.TreeSizes[t.Worker] = uint64(t.Blocks)
-			}
-		}
+		e.overlapIn.TreeSizes = TreeSizesForTies(e.pcfg, kv.Index, m)
 	case KVIndexer:
 		var scores routecore.OverlapScores
 		for w, tokens := range kv.IndexerTokens {

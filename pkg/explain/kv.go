@@ -127,3 +127,30 @@ func (a *IndexAhead) Wait() {
 		a.wg.Wait()
 	}
 }
+
+// TreeSizesForTies is the overlap input's tree sizes under a profile whose
+// T=0 ties go to the smallest radix tree (routecore.TieSmallestTreeThenRandom,
+// Dynamo 1.1 and before, #4257/#6253/#9975): the blocks each worker holds in
+// the index, for the workers that matched at least one of the request's
+// blocks — upstream's indexer filled tree sizes only for them, so a tied
+// worker without a match counts 0. Nil under other profiles (nothing reads
+// them).
+func TreeSizesForTies(cfg routecore.KvRouterConfig, ix *routecore.Index, m routecore.TieredMatches) map[routecore.WorkerWithDpRank]uint64 {
+	b, err := cfg.Profile.Behavior()
+	if err != nil || b.TieBreak != routecore.TieSmallestTreeThenRandom || ix == nil {
+		return nil
+	}
+	matched := map[routecore.WorkerWithDpRank]bool{}
+	for _, s := range m.Device {
+		if s.Blocks > 0 {
+			matched[s.Worker] = true
+		}
+	}
+	out := map[routecore.WorkerWithDpRank]uint64{}
+	for _, t := range ix.TreeSizes() {
+		if matched[t.Worker] {
+			out[t.Worker] = uint64(t.Blocks)
+		}
+	}
+	return out
+}

@@ -88,7 +88,9 @@ type OverlapInput struct {
 	CachedTokens map[WorkerWithDpRank]uint64 `json:"cachedTokens,omitempty"`
 	// SharedHits are the shared-cache hit ranges; nil means no shared cache.
 	SharedHits []SharedHitRange `json:"sharedHits,omitempty"`
-	// TreeSizes is blocks held per candidate; only ProfileLegacyTreeSize reads it.
+	// TreeSizes is blocks held per candidate; only a profile whose ties go to
+	// the smallest tree (TieSmallestTreeThenRandom: legacy-v1.1,
+	// legacy-tree-size) reads it.
 	TreeSizes map[WorkerWithDpRank]uint64 `json:"treeSizes,omitempty"`
 }
 
@@ -1487,7 +1489,7 @@ func (s *selState) needsDraw() bool {
 }
 
 // tieSet returns the candidate indices at the minimum cost, narrowed by tree size
-// under ProfileLegacyTreeSize, and records MinCost.
+// under TieSmallestTreeThenRandom, and records MinCost.
 func (s *selState) tieSet() []int32 {
 	s.decision.MinCost = s.minCost
 	if s.tiesDone {

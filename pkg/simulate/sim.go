@@ -540,6 +540,7 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 	if s.useIdx {
 		matches = s.index.FindTieredMatches(r.local)
 		rq.Overlap = routecore.ToOverlapInput(matches, s.weights, uint32(s.bs), nil)
+		rq.Overlap.TreeSizes = explain.TreeSizesForTies(s.plan.ScoringConfig(), s.index, matches)
 	}
 	if s.aggTracked {
 		// The aggregated router books the request's blocks with KV reuse
