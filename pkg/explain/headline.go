@@ -93,6 +93,14 @@ func (c Candidate) ShortReason() string {
 // non-KV mode means for this dry run (explain-route's second line, the
 // dashboard's route page).
 func (x *Explanation) RouterModeLine() string {
+	if len(x.Router.Hops) == 2 && x.Router.Hops[0].Mode != "" && x.Router.Hops[1].Mode != "" && x.Router.Hops[0].Mode != x.Router.Hops[1].Mode {
+		// A worker set's router_config gives its hop its own mode.
+		var parts []string
+		for _, h := range x.Router.Hops {
+			parts = append(parts, fmt.Sprintf("%s hop %s (%s)", h.Hop, h.Mode, dashIfEmpty(h.ModeSource)))
+		}
+		return strings.Join(parts, " · ") + " — each hop runs its own mode; a non-KV hop does not run the KV cost model, and a non-KV decode hop ignores routing constraints"
+	}
 	line := fmt.Sprintf("%s (%s)", dashIfEmpty(string(x.Router.Mode)), dashIfEmpty(x.Router.ModeSource))
 	if x.Router.Mode != "" && !x.Router.Mode.IsKV() {
 		line += " — not kv: the KV cost model does not run, and decode picks ignore routing constraints"

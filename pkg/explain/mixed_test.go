@@ -70,6 +70,9 @@ func TestMixedHopModes(t *testing.T) {
 			if !strings.Contains(strings.Join(x.Assumptions, "\n"), "the prefill hop runs kv and the decode hop round-robin") {
 				t.Errorf("assumptions %v", x.Assumptions)
 			}
+			if l := x.RouterModeLine(); !strings.Contains(l, "prefill hop kv (router_config of worker set Prefill)") || !strings.Contains(l, "decode hop round-robin (frontend args)") {
+				t.Errorf("router mode line %q", l)
+			}
 		}
 	})
 	t.Run("round-robin prefill, kv decode", func(t *testing.T) {
