@@ -594,11 +594,15 @@ func (e *explainer) resolveBlockSize() error {
 func (e *explainer) request() error {
 	bs, eagle := e.blockSize, e.eagle
 	r := e.in.Request
-	mm, err := r.blockMmInfos(bs)
+	beh, err := e.cfg.Profile.Behavior()
+	if err != nil {
+		return inputErr("", "%v", err)
+	}
+	mm, err := r.mmRouting(bs, beh.MmScheme)
 	if err != nil {
 		return err
 	}
-	blocks, err := routecore.ComputeBlocks(r.Tokens, bs, routecore.HashOptions{LoraName: r.LoraName, CacheNamespace: r.CacheNamespace, Eagle: eagle, BlockMmInfos: mm})
+	blocks, err := routecore.ComputeBlocks(mm.Tokens, bs, mm.HashOptions(routecore.HashOptions{LoraName: r.LoraName, CacheNamespace: r.CacheNamespace, Eagle: eagle}))
 	if err != nil {
 		return inputErr("", "hash the request: %v", err)
 	}
@@ -608,10 +612,19 @@ func (e *explainer) request() error {
 		LoraName: r.LoraName, CacheNamespace: r.CacheNamespace, Eagle: eagle,
 		Constraints: r.Constraints.Clone(),
 		Blocks:      make([]BlockInfo, len(blocks)),
+		MmScheme:    mm.Scheme,
+	}
+	if mm.Scheme == routecore.MmSchemePadValue {
+		// The router routes with the routing tokens: their count is the ISL
+		// (KvRouter::find_best_match_details, isl_tokens = tokens.len()), for
+		// the cost and conditional disaggregation alike.
+		info.RoutingTokenCount = len(mm.Tokens)
+		e.in.Request.Tokens = mm.Tokens
 	}
 	info.MultimodalObjects = multimodalObjectCount(r.Multimodal)
 	for i, b := range blocks {
-		info.Blocks[i] = BlockInfo{Index: b.Index, LocalHash: uint64(b.LocalHash), SequenceHash: uint64(b.SequenceHash), MmHashes: mmHashStrings(mm, b.Index)}
+		info.Blocks[i] = BlockInfo{Index: b.Index, LocalHash: uint64(b.LocalHash), SequenceHash: uint64(b.SequenceHash)}
+		blockMultimodal(&info.Blocks[i], mm, b)
 	}
 	e.x.Request = info
 	return nil

@@ -186,7 +186,7 @@ func TestParseFlagsValues(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]routecore.Profile{"1.1.0": routecore.ProfileLegacyV1_1, "v0.9": routecore.ProfileLegacyV1_1,
-		"1.2.0": routecore.ProfileLatest, "2.0": routecore.ProfileLatest, "legacy-tree-size": routecore.ProfileLegacyTreeSize, "pre-clamp": routecore.ProfileLegacyV1_1} {
+		"1.2.0": routecore.ProfileLegacyV1_2, "v1.2.7": routecore.ProfileLegacyV1_2, "1.3.0": routecore.ProfileLatest, "legacy-v1.2": routecore.ProfileLegacyV1_2, "2.0": routecore.ProfileLatest, "legacy-tree-size": routecore.ProfileLegacyTreeSize, "pre-clamp": routecore.ProfileLegacyV1_1} {
 		if got, err := ProfileForVersion(in); err != nil || got != want {
 			t.Errorf("ProfileForVersion(%q) = %v, %v; want %v", in, got, err, want)
 		}

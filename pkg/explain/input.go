@@ -240,8 +240,13 @@ func ProfileForVersion(s string) (routecore.Profile, error) {
 	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
 		return "", fmt.Errorf("%q is neither a Dynamo version (e.g. 1.1.0) nor a profile", s)
 	}
-	if major < 1 || (major == 1 && minor < 2) {
+	switch {
+	case major < 1 || (major == 1 && minor < 2):
 		return routecore.ProfileLegacyV1_1, nil
+	case major == 1 && minor == 2:
+		// 1.2.0 (2026-06-02) predates #10328 (2026-06-04): the latest
+		// selector, multimodal blocks hashed with their mm_hashes appended.
+		return routecore.ProfileLegacyV1_2, nil
 	}
 	return routecore.ProfileLatest, nil
 }

@@ -72,6 +72,16 @@ type RequestInfo struct {
 	Eagle          bool   `json:"eagle,omitempty"`
 	// MultimodalObjects counts the request's distinct multimodal objects.
 	MultimodalObjects int `json:"multimodalObjects,omitempty"`
+	// MmScheme says how the multimodal objects entered the block hashes:
+	// "pad-value" (placeholders filled with each object's pad value, Dynamo
+	// #10328, 1.3 and later) or "mm-hash" (mm_hashes appended to the block
+	// bytes: releases before, and any per-block block_mm_infos input). Empty
+	// for a text request.
+	MmScheme routecore.MmScheme `json:"mmScheme,omitempty"`
+	// RoutingTokenCount is, under the pad-value scheme, the length of the
+	// routing tokens the router hashed: TokenCount zero-padded to a whole
+	// block. The router takes it as the request's ISL.
+	RoutingTokenCount int `json:"routingTokenCount,omitempty"`
 	// Constraints are the user's routing constraints (nvext.routing_constraints).
 	Constraints routecore.RoutingConstraints `json:"constraints"`
 	// Blocks are the full blocks with their hashes (a partial tail is not hashed).
@@ -83,8 +93,22 @@ type BlockInfo struct {
 	Index        int    `json:"index"`
 	LocalHash    uint64 `json:"localHash,string"`
 	SequenceHash uint64 `json:"sequenceHash,string"`
-	// MmHashes are the mm_hashes appended to the block's bytes, in order.
+	// MmHashes are the mm_hashes appended to the block's bytes, in order
+	// (the mm-hash scheme).
 	MmHashes []string `json:"mmHashes,omitempty"`
+	// PadValues are the pad values the block's tokens hold in place of
+	// placeholder tokens, in order of first position (the pad-value scheme).
+	PadValues []PadValue `json:"padValues,omitempty"`
+	// ZeroPadded counts the block's trailing zero tokens that pad the routing
+	// tokens to a whole block (the pad-value scheme; the block is hashed).
+	ZeroPadded int `json:"zeroPadded,omitempty"`
+}
+
+// PadValue is one multimodal object's token in a pad-value block: the pad
+// value (1,000,000 + the low 30 bits of the mm_hash) and the object's mm_hash.
+type PadValue struct {
+	PadValue uint32 `json:"padValue"`
+	MmHash   string `json:"mmHash"`
 }
 
 // RouterInfo is the router configuration the dry run used.

@@ -7,33 +7,36 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
-// blockMmInfos returns the request's multimodal objects per block of bs
-// tokens, as the router hashes them (compute_block_hash_for_seq with
-// block_mm_infos): a block holding part of a placeholder hashes its tokens
-// followed by the objects' mm_hashes. A request-level range that ends past the
-// last token is an input error (the router would clip it silently).
-func (r Request) blockMmInfos(bs int) ([]*routecore.BlockExtraInfo, error) {
-	if r.Multimodal.IsZero() {
-		return nil, nil
-	}
+// mmRouting applies the profile's multimodal scheme to the request
+// (routecore.Multimodal.Routing): under the pad-value scheme (Dynamo #10328,
+// 1.3 and later) request-level objects fill their placeholders with pad values
+// and the routing tokens are zero-padded to a whole block; under the mm-hash
+// scheme, and for per-block input in either, a block holding an object
+// hashes its tokens followed by the objects' mm_hashes. A request-level range
+// that ends past the last token is an input error (the router would clip it
+// silently).
+func (r Request) mmRouting(bs int, scheme routecore.MmScheme) (routecore.MmRouting, error) {
 	if end := r.Multimodal.MaxEnd(); end > len(r.Tokens) {
-		return nil, inputErr("Give the placeholder's token positions in the request's token ids (START:END, END exclusive).",
+		return routecore.MmRouting{}, inputErr("Give the placeholder's token positions in the request's token ids (START:END, END exclusive).",
 			"a multimodal placeholder ends at token %d but the request has %d tokens", end, len(r.Tokens))
 	}
-	return r.Multimodal.BlockInfos(bs, len(r.Tokens)), nil
+	m, err := r.Multimodal.Routing(r.Tokens, bs, scheme)
+	if err != nil {
+		return routecore.MmRouting{}, inputErr("Give each image its own placeholder tokens.", "%v", err)
+	}
+	return m, nil
 }
 
-// mmHashStrings lists the mm_hashes block i appends to its bytes, in order,
-// as decimal strings (nil for a text block).
-func mmHashStrings(infos []*routecore.BlockExtraInfo, i int) []string {
-	if i >= len(infos) {
-		return nil
+// blockMultimodal fills a block's multimodal fields from what it holds.
+func blockMultimodal(info *BlockInfo, m routecore.MmRouting, b routecore.Block) {
+	appended, pads, zero := m.BlockObjects(b)
+	for _, h := range appended {
+		info.MmHashes = append(info.MmHashes, strconv.FormatUint(h, 10))
 	}
-	var out []string
-	for _, h := range infos[i].SortedMmHashes() {
-		out = append(out, strconv.FormatUint(h, 10))
+	for _, h := range pads {
+		info.PadValues = append(info.PadValues, PadValue{PadValue: routecore.PadValueForMmHash(uint64(h)), MmHash: strconv.FormatUint(uint64(h), 10)})
 	}
-	return out
+	info.ZeroPadded = zero
 }
 
 // MultimodalSummary says which hashed blocks carry multimodal objects, for the
@@ -41,9 +44,16 @@ func mmHashStrings(infos []*routecore.BlockExtraInfo, i int) []string {
 func (r RequestInfo) MultimodalSummary() string {
 	var blocks []int
 	for _, b := range r.Blocks {
-		if len(b.MmHashes) > 0 {
+		if len(b.MmHashes) > 0 || len(b.PadValues) > 0 {
 			blocks = append(blocks, b.Index)
 		}
+	}
+	how := ""
+	switch r.MmScheme {
+	case routecore.MmSchemePadValue:
+		how = ", placeholders hashed as pad values"
+	case routecore.MmSchemeMmHash:
+		how = ", mm_hashes appended to the block bytes"
 	}
 	switch {
 	case r.MultimodalObjects == 0:
@@ -51,9 +61,9 @@ func (r RequestInfo) MultimodalSummary() string {
 	case len(blocks) == 0:
 		return fmt.Sprintf("%d multimodal object(s), none in a hashed block", r.MultimodalObjects)
 	case len(blocks) == 1:
-		return fmt.Sprintf("%d multimodal object(s) in block #%d", r.MultimodalObjects, blocks[0])
+		return fmt.Sprintf("%d multimodal object(s) in block #%d%s", r.MultimodalObjects, blocks[0], how)
 	}
-	return fmt.Sprintf("%d multimodal object(s) in blocks #%d–#%d (%d blocks)", r.MultimodalObjects, blocks[0], blocks[len(blocks)-1], len(blocks))
+	return fmt.Sprintf("%d multimodal object(s) in blocks #%d–#%d (%d blocks)%s", r.MultimodalObjects, blocks[0], blocks[len(blocks)-1], len(blocks), how)
 }
 
 // multimodalObjectCount counts the distinct objects (mm_hash values) given.

@@ -370,7 +370,8 @@ const (
 	// ProfileLatest is the newest selector (v1.2+ with the 2026 default.rs):
 	// adjusted prefill clamped at 0, overlap_score_credit any finite value >= 0,
 	// the conditional-disaggregation decode branch, T=0 ties broken uniformly at
-	// random.
+	// random, and multimodal requests hashed with the pad-value scheme
+	// (MmSchemePadValue, Dynamo #10328, 1.3 and later).
 	ProfileLatest Profile = "latest"
 	// ProfileLegacyV1_1 is the pre-clamp selector of the overlap_score_weight era
 	// (before about v1.2): a negative adjusted prefill is kept (the old
@@ -387,6 +388,13 @@ const (
 	// exactly as ProfileLegacyV1_1 (kept so existing --dynamo-version values and
 	// scripts keep working).
 	ProfileLegacyTreeSize Profile = "legacy-tree-size"
+	// ProfileLegacyV1_2 is the Dynamo 1.2 line: the latest selector, but a
+	// multimodal request hashed with the mm_hash append scheme
+	// (MmSchemeMmHash). Dynamo #10328 (merged 2026-06-04, after 1.2.0 of
+	// 2026-06-02; first released in 1.3) moved the frontend to the pad-value
+	// scheme for every backend; #9561, SGLang only, was still in review on
+	// 2026-06-02.
+	ProfileLegacyV1_2 Profile = "legacy-v1.2"
 )
 
 // TieBreak names how a temperature-0 tie between equal minimum costs is resolved.
@@ -424,11 +432,14 @@ type ProfileBehavior struct {
 	DecodeOverlapBranch bool
 	// TieBreak resolves T=0 ties.
 	TieBreak TieBreak
+	// MmScheme is how the frontend folds a request's multimodal objects into
+	// its block hashes (see MmScheme).
+	MmScheme MmScheme
 }
 
 // Profiles returns every supported profile name, newest first.
 func Profiles() []Profile {
-	return []Profile{ProfileLatest, ProfileLegacyV1_1, ProfileLegacyTreeSize}
+	return []Profile{ProfileLatest, ProfileLegacyV1_2, ProfileLegacyV1_1, ProfileLegacyTreeSize}
 }
 
 // ParseProfile accepts a profile name; "" and "pre-clamp" are aliases for
@@ -441,8 +452,10 @@ func ParseProfile(s string) (Profile, error) {
 		return ProfileLegacyV1_1, nil
 	case string(ProfileLegacyTreeSize):
 		return ProfileLegacyTreeSize, nil
+	case string(ProfileLegacyV1_2):
+		return ProfileLegacyV1_2, nil
 	}
-	return "", fmt.Errorf("%w: unknown profile %q: expected one of latest, legacy-v1.1 (alias pre-clamp), legacy-tree-size", ErrInvalidConfig, s)
+	return "", fmt.Errorf("%w: unknown profile %q: expected one of latest, legacy-v1.2, legacy-v1.1 (alias pre-clamp), legacy-tree-size", ErrInvalidConfig, s)
 }
 
 // Behavior returns the behaviour table for the profile.
@@ -453,18 +466,23 @@ func (p Profile) Behavior() (ProfileBehavior, error) {
 	}
 	switch name {
 	case ProfileLegacyV1_1:
-		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieSmallestTreeThenRandom}, nil
+		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieSmallestTreeThenRandom, MmScheme: MmSchemeMmHash}, nil
 	case ProfileLegacyTreeSize:
-		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieSmallestTreeThenRandom}, nil
+		return ProfileBehavior{Name: name, MaxOverlapScoreCredit: 1, TieBreak: TieSmallestTreeThenRandom, MmScheme: MmSchemeMmHash}, nil
 	}
-	return ProfileBehavior{
+	b := ProfileBehavior{
 		Name:                    ProfileLatest,
 		ClampAdjustedPrefill:    true,
 		RequestBlocksAtLeastOne: true,
 		MaxOverlapScoreCredit:   math.Inf(1),
 		DecodeOverlapBranch:     true,
 		TieBreak:                TieUniformRandom,
-	}, nil
+		MmScheme:                MmSchemePadValue,
+	}
+	if name == ProfileLegacyV1_2 {
+		b.Name, b.MmScheme = name, MmSchemeMmHash
+	}
+	return b, nil
 }
 
 func (b ProfileBehavior) validateCredit(v float64) error {

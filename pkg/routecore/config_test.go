@@ -126,8 +126,24 @@ func TestProfiles(t *testing.T) {
 	if legacy.ClampAdjustedPrefill || legacy.DecodeOverlapBranch || legacy.MaxOverlapScoreCredit != 1 || legacy.RequestBlocksAtLeastOne {
 		t.Errorf("legacy behaviour %+v", legacy)
 	}
-	if len(Profiles()) != 3 {
+	if len(Profiles()) != 4 {
 		t.Errorf("profiles %v", Profiles())
+	}
+	// The multimodal scheme: pad values from #10328 (1.3) on; legacy-v1.2 is
+	// latest in everything else.
+	v12, err := ProfileLegacyV1_2.Behavior()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantV12 := latest
+	wantV12.Name, wantV12.MmScheme = ProfileLegacyV1_2, MmSchemeMmHash
+	if v12 != wantV12 || latest.MmScheme != MmSchemePadValue || legacy.MmScheme != MmSchemeMmHash {
+		t.Errorf("multimodal schemes: latest %q, legacy-v1.2 %+v, legacy-v1.1 %q", latest.MmScheme, v12, legacy.MmScheme)
+	}
+	for _, p := range Profiles() {
+		if got, err := ParseProfile(string(p)); err != nil || got != p {
+			t.Errorf("ParseProfile(%q) = %q, %v", p, got, err)
+		}
 	}
 }
 

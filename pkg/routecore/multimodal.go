@@ -380,3 +380,201 @@ func (m Multimodal) MaxEnd() int {
 	}
 	return end
 }
+
+// MmScheme is how a request's multimodal objects enter its block hashes.
+type MmScheme string
+
+const (
+	// MmSchemePadValue is the frontend's scheme since Dynamo #10328 (1.3):
+	// every placeholder position of an object is replaced by
+	// PadValueForMmHash(mm_hash) in the routing tokens (routing_token_ids),
+	// which are zero-padded to a whole number of blocks, and block_mm_infos
+	// is empty, so the blocks hash as text (BuildPadRouting). The kv-router
+	// normalizes vLLM and TensorRT-LLM stored events to the same tokens
+	// (zmq_wire normalize_mm_token_runs, create_stored_block_from_parts).
+	MmSchemePadValue MmScheme = "pad-value"
+	// MmSchemeMmHash is the scheme before #10328: the tokens as given, and a
+	// block holding part of a placeholder hashes its token bytes followed by
+	// the objects' mm_hashes (HashTokensWithMm, block_mm_infos). A request or
+	// event that carries block_mm_infos explicitly still hashes this way.
+	MmSchemeMmHash MmScheme = "mm-hash"
+)
+
+// PadRouting is a request's routing view under MmSchemePadValue, as
+// upstream's MmRoutingInfo built by gather_mm_exact_routing_info
+// (lib/llm/src/preprocessor.rs).
+type PadRouting struct {
+	// Tokens are routing_token_ids: the request's tokens with every
+	// placeholder position filled with its object's pad value, then padded
+	// with token 0 to a whole multiple of the block size. The router hashes
+	// all of them (the padded tail is a full block) and takes their count as
+	// the request's ISL (KvRouter::find_best_match_details: isl_tokens =
+	// tokens.len()).
+	Tokens []uint32
+	// PromptLen is expanded_prompt_len: the count before the zero padding.
+	// Upstream uses it only for the max_tokens default and token budget, not
+	// for routing.
+	PromptLen int
+}
+
+// Padded is the number of zero tokens appended to fill the last block.
+func (p PadRouting) Padded() int { return len(p.Tokens) - p.PromptLen }
+
+// BuildPadRouting builds the pad-value routing tokens of a request from its
+// tokens and request-level objects: each object's ranges are filled with
+// PadValueForMmHash(mm_hash) (ranges past the last token are clipped), then
+// token 0 pads the sequence to a whole multiple of blockSize
+// (expanded.resize(total_tokens, 0)). blockSize < 1 pads nothing. Ranges of
+// two different objects may not overlap (upstream's /generate projection
+// rejects them, and the chat path builds them disjoint); tokens is not
+// modified.
+func BuildPadRouting(tokens []uint32, req *RequestExtraInfo, blockSize int) (PadRouting, error) {
+	out := slices.Clone(tokens)
+	if req != nil {
+		if err := checkPadOverlaps(req); err != nil {
+			return PadRouting{}, err
+		}
+		for _, o := range req.MmObjects {
+			pad := PadValueForMmHash(uint64(o.MmHash))
+			for _, r := range o.Offsets {
+				end := min(r.End, len(out))
+				for i := r.Start; i < end; i++ {
+					out[i] = pad
+				}
+			}
+		}
+	}
+	n := len(out)
+	if blockSize > 0 && n%blockSize != 0 {
+		out = append(out, make([]uint32, blockSize-n%blockSize)...)
+	}
+	return PadRouting{Tokens: out, PromptLen: n}, nil
+}
+
+// checkPadOverlaps rejects overlapping ranges of different objects, whose
+// positions would hold whichever pad value was written last.
+func checkPadOverlaps(req *RequestExtraInfo) error {
+	type span struct {
+		TokenRange
+		hash MmHash
+	}
+	var spans []span
+	for _, o := range req.MmObjects {
+		for _, r := range o.Offsets {
+			spans = append(spans, span{r, o.MmHash})
+		}
+	}
+	slices.SortStableFunc(spans, func(a, b span) int { return a.Start - b.Start })
+	var cover *span
+	for i := range spans {
+		s := &spans[i]
+		if cover != nil && s.Start < cover.End && s.hash != cover.hash {
+			return fmt.Errorf("multimodal placeholders overlap: [%d, %d) of mm_hash %d and [%d, %d) of mm_hash %d (each position holds one object's pad value)",
+				cover.Start, cover.End, cover.hash, s.Start, s.End, s.hash)
+		}
+		if cover == nil || s.End > cover.End {
+			cover = s
+		}
+	}
+	return nil
+}
+
+// PadObjectsIn lists the objects whose placeholders fill some of the
+// positions [start, end) with their pad value, in order of their first
+// position there, each once.
+func (r *RequestExtraInfo) PadObjectsIn(start, end int) []MmHash {
+	if r == nil {
+		return nil
+	}
+	type hit struct {
+		pos  int
+		hash MmHash
+	}
+	var hits []hit
+	for _, o := range r.MmObjects {
+		first := -1
+		for _, rg := range o.Offsets {
+			lo, hi := max(rg.Start, start), min(rg.End, end)
+			if lo < hi && (first < 0 || lo < first) {
+				first = lo
+			}
+		}
+		if first >= 0 {
+			hits = append(hits, hit{first, o.MmHash})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return a.pos - b.pos })
+	var out []MmHash
+	for _, h := range hits {
+		if !slices.Contains(out, h.hash) {
+			out = append(out, h.hash)
+		}
+	}
+	return out
+}
+
+// MmRouting is what the router hashes for a request under an MmScheme
+// (Multimodal.Routing).
+type MmRouting struct {
+	// Scheme is the scheme applied; "" for a text request.
+	Scheme MmScheme
+	// Tokens are the tokens hashed: the request's own, or under
+	// MmSchemePadValue its routing tokens (BuildPadRouting). len(Tokens) is the
+	// ISL the router routes with.
+	Tokens []uint32
+	// PromptLen is the request's token count before any zero padding.
+	PromptLen int
+	// BlockMmInfos are the per-block objects appended under MmSchemeMmHash
+	// (HashOptions.BlockMmInfos); nil otherwise.
+	BlockMmInfos []*BlockExtraInfo
+	// Request are the objects whose pad values fill Tokens under
+	// MmSchemePadValue; nil otherwise.
+	Request *RequestExtraInfo
+}
+
+// Routing applies scheme to a request of tokens hashed in blocks of
+// blockSize. Per-block input (Blocks, upstream's block_mm_infos as a request
+// or an event carries it) always hashes with MmSchemeMmHash: the router and
+// the kv-router's event normalization append an explicit block_mm_infos as
+// given. Request-level objects follow scheme. Without objects the tokens
+// hash as text under either scheme (the frontend builds no routing tokens).
+func (m Multimodal) Routing(tokens []uint32, blockSize int, scheme MmScheme) (MmRouting, error) {
+	out := MmRouting{Tokens: tokens, PromptLen: len(tokens)}
+	switch {
+	case m.IsZero():
+		return out, nil
+	case m.Blocks != nil || scheme != MmSchemePadValue:
+		out.Scheme, out.BlockMmInfos = MmSchemeMmHash, m.BlockInfos(blockSize, len(tokens))
+		return out, nil
+	}
+	pr, err := BuildPadRouting(tokens, m.Request, blockSize)
+	if err != nil {
+		return MmRouting{}, err
+	}
+	out.Scheme, out.Tokens, out.PromptLen, out.Request = MmSchemePadValue, pr.Tokens, pr.PromptLen, m.Request
+	return out, nil
+}
+
+// HashOptions returns opts with the per-block objects of the mm-hash scheme.
+func (r MmRouting) HashOptions(opts HashOptions) HashOptions {
+	opts.BlockMmInfos = r.BlockMmInfos
+	return opts
+}
+
+// BlockObjects says what a hashed block holds of the request's objects: the
+// mm_hashes appended to its bytes (mm-hash scheme, sorted), or the objects
+// whose pad values are among its tokens and the count of zero tokens padding
+// it to a whole block (pad-value scheme).
+func (r MmRouting) BlockObjects(b Block) (appended []uint64, pads []MmHash, zeroPadded int) {
+	switch r.Scheme {
+	case MmSchemeMmHash:
+		if b.Index < len(r.BlockMmInfos) {
+			appended = r.BlockMmInfos[b.Index].SortedMmHashes()
+		}
+	case MmSchemePadValue:
+		end := min(b.End, len(r.Tokens))
+		pads = r.Request.PadObjectsIn(b.Start, min(end, r.PromptLen))
+		zeroPadded = max(0, end-max(b.Start, r.PromptLen))
+	}
+	return appended, pads, zeroPadded
+}

@@ -634,15 +634,20 @@ func (o *Options) checkDomainKeys(dep *inspect.Deployment) error {
 
 // profileWhy is the assumption a --dynamo-version VERSION makes: the profile
 // it selects and the rule (explain.ProfileForVersion: releases before 1.2
-// route with the pre-clamp selector, 1.2 and later with the latest one,
+// route with the pre-clamp selector, 1.2 with the latest one but multimodal
+// mm_hashes appended to the block bytes, 1.3 and later with the latest one,
 // which a release newer than this build is assumed to keep). "" when v
 // names a profile.
 func profileWhy(v string, p routecore.Profile) string {
 	if _, err := routecore.ParseProfile(v); err == nil {
 		return ""
 	}
-	why := "Dynamo 1.2 and later route with the latest selector, and a release newer than this build knows is assumed to keep it"
-	if p != routecore.ProfileLatest {
+	why := "Dynamo 1.3 and later route with the latest selector and hash multimodal placeholders as pad values (#10328), and a release newer than this build knows is assumed to keep it"
+	switch p {
+	case routecore.ProfileLatest:
+	case routecore.ProfileLegacyV1_2:
+		why = "Dynamo 1.2 routes with the latest selector but hashes a multimodal block with its mm_hashes appended (before #10328)"
+	default:
 		why = "releases before Dynamo 1.2 route with the pre-clamp selector (a negative adjusted prefill cost is kept, overlap_score_credit at most 1)"
 	}
 	return fmt.Sprintf("--dynamo-version %s selects profile %s: %s (or name a profile: %s)", v, p, why, profileNames())

@@ -422,8 +422,9 @@ func TestExplainRouteNoHeaders(t *testing.T) {
 // agrees with explain.ProfileForVersion on both sides of its boundary.
 func TestExplainRouteDynamoVersionSaysWhy(t *testing.T) {
 	tests := []struct{ version, profile, why string }{
-		{"9.9", "latest", "--dynamo-version 9.9 selects profile latest: Dynamo 1.2 and later route with the latest selector, and a release newer than this build knows is assumed to keep it (or name a profile: latest, legacy-v1.1, legacy-tree-size)"},
-		{"v1.2.0", "latest", "--dynamo-version v1.2.0 selects profile latest: Dynamo 1.2 and later"},
+		{"9.9", "latest", "--dynamo-version 9.9 selects profile latest: Dynamo 1.3 and later route with the latest selector and hash multimodal placeholders as pad values (#10328), and a release newer than this build knows is assumed to keep it (or name a profile: latest, legacy-v1.2, legacy-v1.1, legacy-tree-size)"},
+		{"1.3.0", "latest", "--dynamo-version 1.3.0 selects profile latest: Dynamo 1.3 and later"},
+		{"v1.2.0", "legacy-v1.2", "--dynamo-version v1.2.0 selects profile legacy-v1.2: Dynamo 1.2 routes with the latest selector but hashes a multimodal block with its mm_hashes appended"},
 		{"1.1.9", "legacy-v1.1", "--dynamo-version 1.1.9 selects profile legacy-v1.1: releases before Dynamo 1.2 route with the pre-clamp selector"},
 		{"0.4.0", "legacy-v1.1", "--dynamo-version 0.4.0 selects profile legacy-v1.1: releases before Dynamo 1.2"},
 		{"legacy-tree-size", "legacy-tree-size", ""},

@@ -2,6 +2,7 @@ package explainroute_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +22,9 @@ func TestExplainRouteMultimodal(t *testing.T) {
 		stdin string
 	}{
 		{"table", []string{"--mm", "42@64:96"}, ""},
+		{"table_v1_2", []string{"--mm", "42@64:96", "--dynamo-version", "1.2.0"}, ""},
+		{"padded_tail_json", []string{"--mm", "42@64:96", "--mm", "43@140:150", "-o", "json"}, ""},
+		{"err_overlap", []string{"--mm", "42@64:96", "--mm", "43@90:100"}, ""},
 		{"mm_file_blocks", []string{"--mm-file", "-", "-o", "wide"}, `[null, null, null, null, {"mm_objects":[{"mm_hash":"18446744073709551615","offsets":[[0,16]]}]}]`},
 		{"err_past_end", []string{"--mm", "42@200:206"}, ""},
 		{"err_syntax", []string{"--mm", "42@64"}, ""},
@@ -42,22 +46,85 @@ func TestExplainRouteMultimodal(t *testing.T) {
 	}
 
 	text, _ := explainJSON(t, "--from-file", capture, "--token-file", prompt)
-	mm, _ := explainJSON(t, "--from-file", capture, "--token-file", prompt, "--mm", "42@64:96")
-	if mm.Request.MultimodalObjects != 1 {
-		t.Errorf("multimodalObjects = %d, want 1", mm.Request.MultimodalObjects)
+	for _, tc := range []struct{ version, scheme string }{{"latest", "pad-value"}, {"1.2.0", "mm-hash"}, {"1.1.0", "mm-hash"}} {
+		mm, _ := explainJSON(t, "--from-file", capture, "--token-file", prompt, "--mm", "42@64:96", "--dynamo-version", tc.version)
+		other, _ := explainJSON(t, "--from-file", capture, "--token-file", prompt, "--mm", "43@64:96", "--dynamo-version", tc.version)
+		if mm.Request.MultimodalObjects != 1 || string(mm.Request.MmScheme) != tc.scheme {
+			t.Errorf("%s: multimodalObjects = %d, scheme %q, want 1, %q", tc.version, mm.Request.MultimodalObjects, mm.Request.MmScheme, tc.scheme)
+		}
+		for i, b := range mm.Request.Blocks {
+			if i >= len(text.Request.Blocks) {
+				// 205 tokens: the pad-value routing tokens are zero-padded to
+				// 208, and the padded block is hashed.
+				if tc.scheme != "pad-value" || i != 12 || b.ZeroPadded != 3 || mm.Request.RoutingTokenCount != 208 {
+					t.Errorf("%s: extra block %d %+v", tc.version, i, b)
+				}
+				continue
+			}
+			holds := i == 4 || i == 5
+			if got := len(b.MmHashes)+len(b.PadValues) > 0; got != holds {
+				t.Errorf("%s: block %d mmHashes = %v, padValues = %v", tc.version, i, b.MmHashes, b.PadValues)
+			}
+			if sameHash := b.LocalHash == text.Request.Blocks[i].LocalHash; sameHash == holds {
+				t.Errorf("%s: block %d: local hash %d vs text %d (holds the image: %v)", tc.version, i, b.LocalHash, text.Request.Blocks[i].LocalHash, holds)
+			}
+			if sameSeq := b.SequenceHash == text.Request.Blocks[i].SequenceHash; sameSeq != (i < 4) {
+				t.Errorf("%s: block %d: sequence hash changed = %v, want %v", tc.version, i, !sameSeq, i >= 4)
+			}
+			if holds && b.LocalHash == other.Request.Blocks[i].LocalHash {
+				t.Errorf("%s: block %d hashes the same with two different images", tc.version, i)
+			}
+		}
 	}
-	for i, b := range mm.Request.Blocks {
-		holds := i == 4 || i == 5
-		if got := len(b.MmHashes) > 0; got != holds {
-			t.Errorf("block %d mmHashes = %v", i, b.MmHashes)
-		}
-		if sameHash := b.LocalHash == text.Request.Blocks[i].LocalHash; sameHash == holds {
-			t.Errorf("block %d: local hash %d vs text %d (holds the image: %v)", i, b.LocalHash, text.Request.Blocks[i].LocalHash, holds)
-		}
-		if sameSeq := b.SequenceHash == text.Request.Blocks[i].SequenceHash; sameSeq != (i < 4) {
-			t.Errorf("block %d: sequence hash changed = %v, want %v", i, !sameSeq, i >= 4)
-		}
+}
+
+// TestExplainRouteMultimodalISL: under the pad-value scheme the router routes
+// with the zero-padded routing tokens (KvRouter::find_best_match_details:
+// isl_tokens = routing_token_ids.len()), so a cold worker's prompt load is
+// that count in blocks and the padded tail block is hashed; under the
+// mm-hash scheme, and for a text request, the tokens as given.
+func TestExplainRouteMultimodalISL(t *testing.T) {
+	const capture = "examples/healthy-three-zone-required.yaml"
+	base := []string{"--from-file", capture, "--tokens", seqTokens(150), "--cold", "--assume-idle"}
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		blocks      int
+		isl, routed int
+	}{
+		{"text", nil, 9, 150, 0},
+		{"text v1.2", []string{"--dynamo-version", "1.2.0"}, 9, 150, 0},
+		{"pad-value", []string{"--mm", "42@20:40"}, 10, 160, 160},
+		{"mm-hash", []string{"--mm", "42@20:40", "--dynamo-version", "1.2.0"}, 9, 150, 0},
+		{"per-block input", []string{"--mm-file", "internal/cmd/explainroute/testdata/mm-blocks.json"}, 9, 150, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, _ := explainJSON(t, append(append([]string{}, base...), tc.args...)...)
+			r := x.Request
+			if r.TokenCount != 150 || len(r.Blocks) != tc.blocks || r.RoutingTokenCount != tc.routed {
+				t.Fatalf("%d tokens, %d blocks, routing tokens %d; want 150, %d, %d", r.TokenCount, len(r.Blocks), r.RoutingTokenCount, tc.blocks, tc.routed)
+			}
+			st := x.Prefill
+			if st == nil {
+				st = x.Decode
+			}
+			if st == nil || len(st.Candidates) == 0 {
+				t.Fatal("no candidates")
+			}
+			// A cold, idle worker's prompt-side load is ISL / block size.
+			if got, want := st.Candidates[0].PrefillBlocks, float64(tc.isl)/float64(r.BlockSize); got != want {
+				t.Errorf("prefill blocks %v, want %v (ISL %d)", got, want, tc.isl)
+			}
+		})
 	}
+}
+
+func seqTokens(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(ids, ",")
 }
 
 // runInWith is runIn with standard input.

@@ -55,7 +55,10 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	r := x.Request
 	tail := r.TokenCount - len(r.Blocks)*r.BlockSize
 	req := fmt.Sprintf("%d tokens → %d full block(s) of %d", r.TokenCount, len(r.Blocks), r.BlockSize)
-	if tail > 0 && !r.Eagle {
+	switch {
+	case r.RoutingTokenCount > r.TokenCount:
+		req += fmt.Sprintf(" (routing tokens zero-padded to %d, the ISL routed with)", r.RoutingTokenCount)
+	case tail > 0 && !r.Eagle:
 		req += fmt.Sprintf(" (+%d tokens in a partial block, not hashed)", tail)
 	}
 	if r.LoraName != "" {
@@ -82,6 +85,12 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 			line := fmt.Sprintf("#%-3d local %-20d  sequence %d", bl.Index, bl.LocalHash, bl.SequenceHash)
 			if len(bl.MmHashes) > 0 {
 				line += "   mm " + strings.Join(bl.MmHashes, " ")
+			}
+			for _, p := range bl.PadValues {
+				line += fmt.Sprintf("   pad %d (mm %s)", p.PadValue, p.MmHash)
+			}
+			if bl.ZeroPadded > 0 {
+				line += fmt.Sprintf("   +%d zero pad", bl.ZeroPadded)
 			}
 			if i == n-1 && n < len(r.Blocks) {
 				line += fmt.Sprintf("   … %d more (-o wide or -o json lists all)", len(r.Blocks)-n)

@@ -14,6 +14,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
 )
@@ -38,6 +39,7 @@ type Options struct {
 	Eagle            bool
 	Mm               []string
 	MmFile           string
+	DynamoVersion    string
 	Output           cmdutil.OutputFlags
 
 	// Getenv reads the environment (Hugging Face cache location); tests replace it.
@@ -48,6 +50,9 @@ type Options struct {
 	source          string
 	tokenizerSource string
 	mm              routecore.Multimodal
+	scheme          routecore.MmScheme
+	// routing are the tokens hashed (the pad-value routing tokens or tokens).
+	routing []uint32
 }
 
 // NewCmdHash builds the command. runF, when set, replaces the run step (tests).
@@ -66,9 +71,13 @@ values of your engine's KV events.
 
 A multimodal request (images, video) names each object by its u64 mm_hash and
 the tokens of its placeholder: --mm HASH@START:END (END exclusive, repeatable),
-or --mm-file with upstream's JSON. A block holding part of a placeholder hashes
-its tokens followed by the mm_hash of every object in it, so blocks with
-different images hash differently.
+or --mm-file with upstream's JSON. Since Dynamo 1.3 (#10328) the frontend fills
+each placeholder with the object's pad value (1000000 + the low 30 bits of the
+mm_hash) and pads the routing tokens with zeros to a whole block, which is
+hashed too. Before (--dynamo-version 1.2 or older), and for per-block
+--mm-file input (block_mm_infos) in any release, a block holding part of a
+placeholder hashes its tokens followed by the mm_hash of every object in it.
+Either way blocks with different images hash differently.
 
 A prompt can be tokenized offline with --tokenizer, which takes a tokenizer.json
 path or a Hugging Face model id found in the local Hugging Face cache (nothing is
@@ -91,6 +100,9 @@ so that no consumer rounds them through floating point.`,
 
   # An image whose placeholder is tokens 4 to 11 (mm_hash 42)
   kubectl dynamo hash --tokens 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --block-size 4 --mm 42@4:12
+
+  # The same image as Dynamo 1.2 hashed it (mm_hash appended to the block bytes)
+  kubectl dynamo hash --tokens 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 --block-size 4 --mm 42@4:12 --dynamo-version 1.2.0
 
   # The multimodal objects as upstream's JSON (RequestExtraInfo or block_mm_infos)
   kubectl dynamo hash --token-file ids.json --mm-file mm.json -o json`,
@@ -121,6 +133,7 @@ so that no consumer rounds them through floating point.`,
 	fl.BoolVar(&o.Eagle, "eagle", false, "Hash eagle windows of block-size+1 tokens at stride block-size (workers with enable_eagle)")
 	fl.StringArrayVar(&o.Mm, "mm", nil, cmdutil.MultimodalHelp)
 	fl.StringVar(&o.MmFile, "mm-file", "", cmdutil.MultimodalFileHelp)
+	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "The Dynamo release to hash multimodal objects as: a version (e.g. 1.2.0) or a profile (latest, legacy-v1.2, legacy-v1.1, legacy-tree-size); default the newest")
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	return cmd
 }
@@ -147,6 +160,15 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 		return err
 	}
 	o.mm = mm
+	p, err := explain.ProfileForVersion(o.DynamoVersion)
+	if err != nil {
+		return cmdutil.FlagErrorf("--dynamo-version: %v", err)
+	}
+	b, err := p.Behavior()
+	if err != nil {
+		return cmdutil.FlagErrorf("--dynamo-version: %v", err)
+	}
+	o.scheme = b.MmScheme
 	isPrompt := given[0] == "--prompt" || given[0] == "--prompt-file"
 	if isPrompt && o.Tokenizer == "" {
 		return cmdutil.FlagErrorf("%s needs --tokenizer (a tokenizer.json path or a cached Hugging Face model id)", given[0])
@@ -241,7 +263,15 @@ type Document struct {
 	// MultimodalObjects are the request's multimodal objects as given with
 	// --mm or a request-level --mm-file.
 	MultimodalObjects []cmdutil.MmObject `json:"multimodalObjects,omitempty"`
-	Blocks            []Block            `json:"blocks"`
+	// MmScheme is how the objects entered the hashes: "pad-value" (Dynamo
+	// 1.3+, #10328) or "mm-hash" (mm_hashes appended: older releases, and
+	// per-block input). Empty without objects.
+	MmScheme routecore.MmScheme `json:"mmScheme,omitempty"`
+	// RoutingTokens are, under the pad-value scheme, the tokens hashed: the
+	// placeholders filled with pad values and zero-padded to a whole block
+	// (upstream's routing_token_ids). Their count is the router's ISL.
+	RoutingTokens []uint32 `json:"routingTokens,omitempty"`
+	Blocks        []Block  `json:"blocks"`
 }
 
 // Block is one hashed block; hashes are decimal strings.
@@ -251,19 +281,37 @@ type Block struct {
 	End          int    `json:"end"`
 	LocalHash    string `json:"localHash"`
 	SequenceHash string `json:"sequenceHash"`
-	// MmHashes are the mm_hashes appended to the block's bytes, in order.
+	// MmHashes are the mm_hashes appended to the block's bytes, in order
+	// (the mm-hash scheme).
 	MmHashes []string `json:"mmHashes,omitempty"`
+	// PadValues are the objects whose pad values the block holds, in order
+	// (the pad-value scheme).
+	PadValues []PadValue `json:"padValues,omitempty"`
+	// ZeroPadded counts the zero tokens that pad the block to a whole block
+	// (the pad-value scheme; the block is hashed with them).
+	ZeroPadded int `json:"zeroPadded,omitempty"`
+}
+
+// PadValue is one object's token in a pad-value block; the hash is a
+// decimal string.
+type PadValue struct {
+	PadValue uint32 `json:"padValue"`
+	MmHash   string `json:"mmHash"`
 }
 
 // Compute hashes the tokens and builds the document.
 func (o *Options) Compute() (Document, error) {
-	infos := o.mm.BlockInfos(o.BlockSize, len(o.tokens))
-	blocks, err := routecore.ComputeBlocks(o.tokens, o.BlockSize, routecore.HashOptions{
-		LoraName: o.LoraName, CacheNamespace: o.CacheNamespace, Eagle: o.Eagle, BlockMmInfos: infos,
-	})
+	mm, err := o.mm.Routing(o.tokens, o.BlockSize, o.scheme)
 	if err != nil {
 		return Document{}, err
 	}
+	blocks, err := routecore.ComputeBlocks(mm.Tokens, o.BlockSize, mm.HashOptions(routecore.HashOptions{
+		LoraName: o.LoraName, CacheNamespace: o.CacheNamespace, Eagle: o.Eagle,
+	}))
+	if err != nil {
+		return Document{}, err
+	}
+	o.routing = mm.Tokens
 	doc := Document{
 		APIVersion:     printers.APIVersion,
 		Kind:           "BlockHashes",
@@ -276,6 +324,10 @@ func (o *Options) Compute() (Document, error) {
 		Blocks:         make([]Block, len(blocks)),
 
 		MultimodalObjects: cmdutil.MmObjects(o.mm),
+		MmScheme:          mm.Scheme,
+	}
+	if mm.Scheme == routecore.MmSchemePadValue {
+		doc.RoutingTokens = mm.Tokens
 	}
 	if o.tokenizerSource != "" {
 		doc.Tokenizer = o.tokenizerSource
@@ -288,18 +340,22 @@ func (o *Options) Compute() (Document, error) {
 			LocalHash:    strconv.FormatUint(uint64(b.LocalHash), 10),
 			SequenceHash: strconv.FormatUint(uint64(b.SequenceHash), 10),
 		}
-		if b.Index < len(infos) {
-			for _, h := range infos[b.Index].SortedMmHashes() {
-				doc.Blocks[i].MmHashes = append(doc.Blocks[i].MmHashes, strconv.FormatUint(h, 10))
-			}
+		appended, pads, zero := mm.BlockObjects(b)
+		for _, h := range appended {
+			doc.Blocks[i].MmHashes = append(doc.Blocks[i].MmHashes, strconv.FormatUint(h, 10))
 		}
+		for _, h := range pads {
+			doc.Blocks[i].PadValues = append(doc.Blocks[i].PadValues, PadValue{PadValue: routecore.PadValueForMmHash(uint64(h)), MmHash: strconv.FormatUint(uint64(h), 10)})
+		}
+		doc.Blocks[i].ZeroPadded = zero
 		covered = b.Index*o.BlockSize + o.BlockSize
 	}
-	doc.UnhashedTail = len(o.tokens) - covered
+	// Tokens of the request (not the zero padding) that no block hashed.
+	doc.UnhashedTail = max(0, len(o.tokens)-covered)
 	if o.Eagle && len(blocks) > 0 {
 		// The eagle window reads one token past the stride; only tokens never
 		// read by any window are unhashed.
-		doc.UnhashedTail = len(o.tokens) - blocks[len(blocks)-1].End
+		doc.UnhashedTail = max(0, len(o.tokens)-blocks[len(blocks)-1].End)
 	}
 	return doc, nil
 }
@@ -326,26 +382,32 @@ func (o *Options) printTable(doc Document) error {
 	if withMm {
 		// After the hashes, before the wide columns: the column says why a
 		// block's hash differs from the text-only one.
-		cols = slices.Insert(cols, 4, printers.Column{Header: "MM Hashes"})
+		cols = slices.Insert(cols, 4, printers.Column{Header: "Multimodal"})
 	}
 	t := printers.Table{Columns: cols}
 	for _, b := range doc.Blocks {
 		l, _ := strconv.ParseUint(b.LocalHash, 10, 64)
 		s, _ := strconv.ParseUint(b.SequenceHash, 10, 64)
 		row := []string{strconv.Itoa(b.Index), fmt.Sprintf("%d-%d", b.Start, b.End-1), b.LocalHash, b.SequenceHash,
-			fmt.Sprintf("%016x", l), fmt.Sprintf("%016x", s), joinIDs(o.tokens[b.Start:b.End])}
+			fmt.Sprintf("%016x", l), fmt.Sprintf("%016x", s), joinIDs(o.routing[b.Start:b.End])}
 		if withMm {
-			mm := "-"
-			if len(b.MmHashes) > 0 {
-				mm = strings.Join(b.MmHashes, " ")
-			}
-			row = slices.Insert(row, 4, mm)
+			row = slices.Insert(row, 4, mmCell(b))
 		}
 		t.AddRow(row...)
 	}
 	opts := printers.TableOptions{Wide: o.Output.Format == cmdutil.OutputWide, NoHeaders: o.Output.NoHeaders}
 	if o.IO.ColorEnabled() {
 		opts.HeaderStyle = printers.Bold
+	}
+	switch doc.MmScheme {
+	case routecore.MmSchemePadValue:
+		fmt.Fprintf(o.IO.ErrOut, "Multimodal: placeholders hashed as pad values (Dynamo 1.3+, #10328)")
+		if n := len(doc.RoutingTokens) - doc.TokenCount; n > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "; the routing tokens are zero-padded by %d to %d, the ISL the router uses, and the padded block is hashed", n, len(doc.RoutingTokens))
+		}
+		fmt.Fprintln(o.IO.ErrOut, ".")
+	case routecore.MmSchemeMmHash:
+		fmt.Fprintln(o.IO.ErrOut, "Multimodal: mm_hashes appended to the bytes of the blocks holding them (block_mm_infos).")
 	}
 	if doc.Tokenizer != "" {
 		fmt.Fprintf(o.IO.ErrOut, "Tokenized with %s: %d tokens (%s).\n", doc.Tokenizer, doc.TokenCount,
@@ -368,6 +430,30 @@ func (o *Options) printTable(doc Document) error {
 		}
 	}
 	return nil
+}
+
+// mmCell is the table's multimodal column: the pad values a block holds and
+// its zero padding (pad-value scheme; -o json names each pad value's
+// mm_hash) or the mm_hashes appended to it (mm-hash scheme).
+func mmCell(b Block) string {
+	var parts []string
+	if len(b.PadValues) > 0 {
+		pads := make([]string, len(b.PadValues))
+		for i, p := range b.PadValues {
+			pads[i] = strconv.FormatUint(uint64(p.PadValue), 10)
+		}
+		parts = append(parts, "pad "+strings.Join(pads, " "))
+	}
+	if b.ZeroPadded > 0 {
+		parts = append(parts, fmt.Sprintf("+%d zeros", b.ZeroPadded))
+	}
+	if len(b.MmHashes) > 0 {
+		parts = append(parts, "mm "+strings.Join(b.MmHashes, " "))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // joinIDs renders token ids separated by spaces.
