@@ -105,7 +105,7 @@ Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
 	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
 	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "The Dynamo release the deployment runs (e.g. 1.3.0, or a profile: latest, legacy-v1.1); the routing-health rules that changed across releases follow it (default: the newest)")
+	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "The Dynamo release the deployment runs (e.g. 1.3.0, or a profile: "+profileNames()+"); the routing-health rules that changed across releases follow it (default: the newest)")
 	o.Sources.AddFlags(cmd)
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -377,4 +377,13 @@ func nothingReadable(s *inspect.Snapshot, source []string) error {
 	}
 	return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s", detail),
 		"Try: "+strings.Join(append([]string{"kubectl auth can-i list dynamographdeployments.nvidia.com"}, source...), " ")+", and see docs/rbac.md for the read-only role")
+}
+
+// profileNames lists the compatibility profiles for the flag's help.
+func profileNames() string {
+	var s []string
+	for _, p := range routecore.Profiles() {
+		s = append(s, string(p))
+	}
+	return strings.Join(s, ", ")
 }

@@ -204,3 +204,27 @@ func funnel(attempts, f0, f2, f3 uint64) depOpt {
 			Attempts: attempts, InputTokens: f0, BestEligibleCachedTokens: f2, SelectedCachedTokens: f3}}}
 	}
 }
+
+// TestProfileNamesAreReleases: a profile name given as --dynamo-version is
+// judged as the releases it stands for (legacy-v1.2 → 1.2, the older legacy
+// profiles → before 1.2, latest → the newest).
+func TestProfileNamesAreReleases(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		before12     bool
+		is12, before bool
+	}{
+		{"legacy-v1.2", false, true, true},
+		{"legacy-v1.1", true, false, true},
+		{"legacy-tree-size", true, false, true},
+		{"latest", false, false, false},
+	} {
+		r, err := parseRelease(tc.name, "")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if r.before(1, 2) != tc.before12 || r.is(1, 2) != tc.is12 || r.before(1, 3) != tc.before {
+			t.Errorf("%s: before 1.2 %v, is 1.2 %v, before 1.3 %v", tc.name, r.before(1, 2), r.is(1, 2), r.before(1, 3))
+		}
+	}
+}

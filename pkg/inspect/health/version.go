@@ -38,8 +38,12 @@ func ParseRelease(s string) error {
 func parseRelease(s string, p routecore.Profile) (release, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		if p != "" && p != routecore.ProfileLatest {
-			// The legacy profiles are the releases before 1.2.
+		switch {
+		case p == routecore.ProfileLegacyV1_2:
+			// The 1.2 releases.
+			return release{known: true, major: 1, minor: 2, text: "profile " + string(p)}, nil
+		case p != "" && p != routecore.ProfileLatest:
+			// The other legacy profiles are the releases before 1.2.
 			return release{known: true, major: 1, minor: 1, text: "profile " + string(p)}, nil
 		}
 		return release{}, nil
