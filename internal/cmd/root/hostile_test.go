@@ -1,7 +1,6 @@
 package root_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -51,90 +50,13 @@ var hostileReplacements = []struct{ old, new string }{
 }
 
 // hostileCapture rewrites an example capture with the attack and writes it as
-// JSON (a YAML file cannot hold C0 controls raw).
+// JSON (hostile.Capture).
 func hostileCapture(t *testing.T, example string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", example))
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if m, ok := doc.(map[string]any); ok {
-		md, _ := m["metadata"].(map[string]any)
-		if md == nil {
-			md = map[string]any{}
-			m["metadata"] = md
-		}
-		ann, _ := md["annotations"].(map[string]any)
-		if ann == nil {
-			ann = map[string]any{}
-			md["annotations"] = ann
-		}
-		ann["kubectl-dynamo.io/context"] = "example" + attack
-	}
-	doc = poison(doc)
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if d := os.Getenv("KDYN_HOSTILE_DIR"); d != "" {
-		dir = d // keep the captures, to try them by hand
-	}
-	path := filepath.Join(dir, "hostile-"+strings.TrimSuffix(example, ".yaml")+".json")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func poison(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[poisonString(k)] = poison(e)
-		}
-		if md, ok := out["metadata"].(map[string]any); ok {
-			if ann, ok := md["annotations"].(map[string]any); ok || md["name"] != nil {
-				if ann == nil {
-					ann = map[string]any{}
-					md["annotations"] = ann
-				}
-				ann["kubectl-dynamo.io/hostile"] = "note" + attack
-			}
-		}
-		return out
-	case []any:
-		for i := range x {
-			x[i] = poison(x[i])
-		}
-		return x
-	case string:
-		// JSON held in a string (etcd values, busy thresholds) is poisoned
-		// inside and encoded again.
-		if strings.HasPrefix(x, "{") {
-			dec := json.NewDecoder(strings.NewReader(x))
-			dec.UseNumber()
-			var inner any
-			if dec.Decode(&inner) == nil {
-				if b, err := json.Marshal(poison(inner)); err == nil {
-					return string(b)
-				}
-			}
-		}
-		return poisonString(x)
-	}
-	return v
+	return hostile.Capture(t, filepath.Join("..", "..", "..", "examples", example), hostile.CaptureOptions{
+		Replace: poisonString, Context: "example" + attack, Note: "note" + attack,
+		Dir: os.Getenv("KDYN_HOSTILE_DIR"), // set: keep the captures, to try them by hand
+	})
 }
 
 func poisonString(s string) string {

@@ -1,7 +1,6 @@
 package simulate_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hostile"
@@ -39,74 +36,10 @@ var (
 )
 
 // hostileCapture rewrites the example with the attack in every string and
-// key (JSON held in strings too) and writes it as JSON.
+// key (JSON held in strings too) and writes it as JSON (hostile.Capture).
 func hostileCapture(t *testing.T, example string, rep *strings.Replacer) string {
 	t.Helper()
-	raw, err := os.ReadFile("../../../" + example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	if m, ok := doc.(map[string]any); ok {
-		md, _ := m["metadata"].(map[string]any)
-		if md == nil {
-			md = map[string]any{}
-			m["metadata"] = md
-		}
-		ann, _ := md["annotations"].(map[string]any)
-		if ann == nil {
-			ann = map[string]any{}
-			md["annotations"] = ann
-		}
-		ann["kubectl-dynamo.io/context"] = "example" + attack
-	}
-	out, err := json.Marshal(poison(doc, rep))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "hostile-"+strings.TrimSuffix(filepath.Base(example), ".yaml")+".json")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func poison(v any, rep *strings.Replacer) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[rep.Replace(k)] = poison(e, rep)
-		}
-		return out
-	case []any:
-		for i := range x {
-			x[i] = poison(x[i], rep)
-		}
-		return x
-	case string:
-		if strings.HasPrefix(x, "{") {
-			dec := json.NewDecoder(strings.NewReader(x))
-			dec.UseNumber()
-			var inner any
-			if dec.Decode(&inner) == nil {
-				if b, err := json.Marshal(poison(inner, rep)); err == nil {
-					return string(b)
-				}
-			}
-		}
-		return rep.Replace(x)
-	}
-	return v
+	return hostile.Capture(t, "../../../"+example, hostile.CaptureOptions{Replace: rep.Replace, Context: "example" + attack})
 }
 
 var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
