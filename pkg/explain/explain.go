@@ -734,12 +734,13 @@ func (e *explainer) route() error {
 	case len(e.prefill) > 0 && kvP != kvD:
 		return e.routeMixed(req, kvP)
 	}
-	e.applySita(&req)
+	e.userAllowed = req.AllowedWorkers
 	di := e.disaggInput(req)
 	d, err := routecore.RouteDisaggregated(di, SeedRand(e.in.Options.Seed))
 	if err != nil && d.Err == nil {
 		return inputErr("", "the routing core rejected the inputs: %v", err)
 	}
+	e.setSita(&d)
 	x.Mode, x.Summary = d.Mode, e.names(d.Explanation)
 	x.Conditional, x.ConditionalSkipped = d.Conditional, d.ConditionalSkipped
 	if d.Prefill != nil {

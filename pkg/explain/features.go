@@ -237,12 +237,28 @@ func (e *explainer) divergence(feature, hop, detail string) {
 	e.mayDiffer = append(e.mayDiffer, Divergence{Feature: feature, Hop: hop, Detail: detail})
 }
 
-// applySita computes the SITA band of each KV hop whose configuration enables
-// it and restricts the request to it (the other pool's workers stay allowed:
-// worker ids are per pool).
-func (e *explainer) applySita(req *routecore.Request) {
-	e.userAllowed = req.AllowedWorkers
-	e.sita = e.sitaRestrict(req)
+// sitaBands are a decision's SITA bands by hop: the routing core computes
+// them inside each KV hop's selection (DisaggInput.ApplySita), over the hop's
+// pool with the hop's own constraints — the decode band among the decode
+// workers the transfer constraint leaves.
+func sitaBands(d *routecore.DisaggDecision) map[string]routecore.SitaBand {
+	var out map[string]routecore.SitaBand
+	for hop, b := range map[string]*routecore.SitaBand{routecore.StagePrefill: d.PrefillSita, routecore.StageDecode: d.DecodeSita} {
+		if b == nil || b.Why == "sita_enabled is false" {
+			continue
+		}
+		if out == nil {
+			out = map[string]routecore.SitaBand{}
+		}
+		out[hop] = *b
+	}
+	return out
+}
+
+// setSita records a decision's SITA bands for the stages (markSita) and says
+// what the dry run assumed about the size.
+func (e *explainer) setSita(d *routecore.DisaggDecision) {
+	e.sita = sitaBands(d)
 	for _, h := range []struct {
 		hop string
 		cfg routecore.KvRouterConfig
@@ -251,44 +267,6 @@ func (e *explainer) applySita(req *routecore.Request) {
 			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("the %s router's SITA size counts sita_osl_weight × the request's expected output tokens; the request carries no output estimate here, so its size is its prefill alone", h.hop))
 		}
 	}
-}
-
-// sitaRestrict computes each KV hop's SITA band for the request and narrows
-// req.AllowedWorkers to it; it changes nothing else.
-func (e *explainer) sitaRestrict(req *routecore.Request) map[string]routecore.SitaBand {
-	var bands map[string]routecore.SitaBand
-	for _, h := range []struct {
-		hop  string
-		cfg  routecore.KvRouterConfig
-		pool []routecore.Worker
-	}{{routecore.StagePrefill, e.pcfg, e.prefill}, {routecore.StageDecode, e.cfg, e.decode}} {
-		if !h.cfg.SitaEnabled || len(h.pool) == 0 {
-			continue
-		}
-		in := routecore.SitaInputFor(h.pool, *req, e.thresholds)
-		b := routecore.ComputeSitaBand(h.cfg, in)
-		if bands == nil {
-			bands = map[string]routecore.SitaBand{}
-		}
-		bands[h.hop] = b
-		if !b.Applied {
-			continue
-		}
-		var allowed []routecore.WorkerID
-		if req.AllowedWorkers == nil {
-			for _, p := range [][]routecore.Worker{e.prefill, e.decode} {
-				for _, w := range p {
-					allowed = append(allowed, w.ID)
-				}
-			}
-		} else {
-			allowed = slices.Clone(req.AllowedWorkers)
-		}
-		req.AllowedWorkers = slices.DeleteFunc(allowed, func(id routecore.WorkerID) bool {
-			return slices.ContainsFunc(h.pool, func(w routecore.Worker) bool { return w.ID == id }) && !b.Allows(id)
-		})
-	}
-	return bands
 }
 
 // markSita attaches each hop's SITA band to its stage and relabels the

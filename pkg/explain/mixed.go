@@ -16,9 +16,13 @@ import (
 func (e *explainer) routeMixed(req routecore.Request, prefillKV bool) error {
 	x := e.x
 	x.Mode = routecore.DisaggModeDisaggregated
+	e.userAllowed = req.AllowedWorkers
 	d, err := e.mixedDecide(req, SeedRand(e.in.Options.Seed), nil, nil)
 	if err != nil {
 		return err
+	}
+	if d.KV != nil {
+		e.setSita(d.KV)
 	}
 	x.Assumptions = append(x.Assumptions, fmt.Sprintf("the prefill hop runs %s and the decode hop %s (a worker set's router_config replaces the frontend's mode for its hop, Dynamo #13192/#13197)", e.pmode, e.dmode))
 	if prefillKV {
@@ -58,14 +62,13 @@ func (e *explainer) routeMixed(req routecore.Request, prefillKV bool) error {
 // mixedDecide runs the two hops of a mixed-mode request (see routeMixed).
 func (e *explainer) mixedDecide(req routecore.Request, rng routecore.Rand, pc, dc *routecore.RoundRobinCounter) (CoreDecision, error) {
 	if kvHop(e.pmode, e.pKnown) {
-		sita := e.sitaRestrict(&req)
 		di := e.disaggInput(req)
 		di.PrefillOnly = true
 		kd, err := routecore.RouteDisaggregated(di, rng)
 		if err != nil && kd.Err == nil {
 			return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
 		}
-		cd := CoreDecision{KV: &kd, Transfer: kd.Transfer, Sita: sita}
+		cd := CoreDecision{KV: &kd, Transfer: kd.Transfer, Sita: sitaBands(&kd)}
 		if kd.FailedStage != "" {
 			return cd, nil // the request fails at the prefill or transfer stage
 		}
@@ -104,7 +107,7 @@ func (e *explainer) mixedDecide(req routecore.Request, rng routecore.Rand, pc, d
 	if err != nil && kd.Err == nil {
 		return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
 	}
-	cd.KV, cd.Transfer = &kd, kd.Transfer
+	cd.KV, cd.Transfer, cd.Sita = &kd, kd.Transfer, sitaBands(&kd)
 	return cd, nil
 }
 

@@ -193,14 +193,13 @@ func (p *Plan) Decide(req routecore.Request, rng routecore.Rand, o DecideOptions
 		}
 		return d, nil
 	}
-	sita := e.sitaRestrict(&req)
 	di := e.disaggInput(req)
 	di.SkipAlternatives = o.SkipAlternatives
 	dd, err := routecore.RouteDisaggregated(di, rng)
 	if err != nil && dd.Err == nil {
 		return CoreDecision{}, inputErr("", "the routing core rejected the inputs: %v", err)
 	}
-	return CoreDecision{KV: &dd, Transfer: dd.Transfer, Sita: sita}, nil
+	return CoreDecision{KV: &dd, Transfer: dd.Transfer, Sita: sitaBands(&dd)}, nil
 }
 
 // disaggInput is the routing core's input for one KV-mode request.
@@ -212,6 +211,7 @@ func (e *explainer) disaggInput(req routecore.Request) routecore.DisaggInput {
 		Go:     func(f func()) { go f() },
 		Config: e.cfg, PrefillConfig: &pcfg, Thresholds: e.thresholds,
 		PrefillWorkers: e.prefill, DecodeWorkers: e.decode, Request: req, PrefillPin: e.pin,
+		ApplySita: true,
 	}
 }
 

@@ -110,6 +110,15 @@ type DisaggInput struct {
 	// set's router_config governs its own hop). Conditional disaggregation
 	// and the alternatives, which need the KV decode router, are skipped.
 	PrefillOnly bool `json:"-"`
+	// ApplySita confines each KV hop's selection to its SITA size band
+	// (sita_enabled in that hop's configuration), computed as
+	// pick_default_worker does inside the hop: over the hop's pool with the
+	// hop's own constraints, so the decode band is taken among the decode
+	// workers the transfer constraint leaves. The bands are in
+	// DisaggDecision.PrefillSita / DecodeSita.
+	ApplySita bool `json:"-"`
+	// sitaSink receives the bands (set by RouteDisaggregated).
+	sitaSink *sitaBands
 }
 
 // PrefillOutcome is what happens to a request if remote prefill lands on one
@@ -167,6 +176,10 @@ type DisaggDecision struct {
 	// OutcomeDependsOnDraw reports that PrefillAlternatives disagree on whether
 	// the request is routable.
 	OutcomeDependsOnDraw bool `json:"outcomeDependsOnDraw,omitempty"`
+	// PrefillSita and DecodeSita are the hops' SITA bands (ApplySita), the
+	// decode one of the selection that ran last.
+	PrefillSita *SitaBand `json:"prefillSita,omitempty"`
+	DecodeSita  *SitaBand `json:"decodeSita,omitempty"`
 	// FailedStage is StagePrefill, StageTransfer or StageDecode when Err is set.
 	FailedStage string `json:"failedStage,omitempty"`
 	Err         error  `json:"-"`
@@ -275,6 +288,10 @@ func (in DisaggInput) selectPrefill(r Rand, pin *WorkerWithDpRank, withDraw bool
 	req := in.baseRequest()
 	req.Pinned = pin
 	workers, req := disaggStage(cfg, in.PrefillWorkers, WorkerTypePrefill, req)
+	if in.ApplySita {
+		b := sitaRestrict(cfg, in.Thresholds, workers, &req)
+		in.sitaOut(&b, true)
+	}
 	sel := Selector{Go: in.Go}
 	if withDraw {
 		return sel.SelectWithDraw(cfg, in.Thresholds, workers, req, u)
@@ -287,12 +304,31 @@ func (in DisaggInput) selectDecode(r Rand, c RoutingConstraints, o RouterConfigO
 	req.Constraints, req.Override = c, o
 	req.Pinned, req.SessionAffinity = pin, in.Request.SessionAffinity
 	workers, req := disaggStage(in.Config, in.DecodeWorkers, WorkerTypeDecode, req)
+	if in.ApplySita {
+		b := sitaRestrict(in.Config, in.Thresholds, workers, &req)
+		in.sitaOut(&b, false)
+	}
 	sel := Selector{Go: in.Go}
 	if withDraw {
 		return sel.SelectWithDraw(in.Config, in.Thresholds, workers, req, u)
 	}
 	return sel.Select(in.Config, in.Thresholds, workers, req, r)
 }
+
+// sitaOut records a hop's SITA band where RouteDisaggregated reads it.
+func (in DisaggInput) sitaOut(b *SitaBand, prefill bool) {
+	if in.sitaSink == nil {
+		return
+	}
+	if prefill {
+		in.sitaSink.prefill = b
+	} else {
+		in.sitaSink.decode = b
+	}
+}
+
+// sitaBands collects the bands of one RouteDisaggregated call.
+type sitaBands struct{ prefill, decode *SitaBand }
 
 func disaggCandidate(d Decision, c WorkerWithDpRank) (CandidateEvidence, bool) {
 	for _, e := range d.Candidates {
@@ -437,6 +473,17 @@ func (in DisaggInput) outcomeFor(configs map[WorkerID]RuntimeConfig, c WorkerWit
 // is. The returned error is DisaggDecision.Err, except that invalid inputs
 // (ErrInvalidRequest, ErrInvalidConfig, ErrInvalidOverride) are returned as is.
 func RouteDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
+	if !in.ApplySita {
+		return routeDisaggregated(in, r)
+	}
+	sink := &sitaBands{}
+	in.sitaSink = sink
+	d, err := routeDisaggregated(in, r)
+	d.PrefillSita, d.DecodeSita = sink.prefill, sink.decode
+	return d, err
+}
+
+func routeDisaggregated(in DisaggInput, r Rand) (DisaggDecision, error) {
 	var d DisaggDecision
 	fail := func(stage string, err error) (DisaggDecision, error) {
 		d.FailedStage, d.Err, d.Error = stage, err, err.Error()

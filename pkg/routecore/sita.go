@@ -273,7 +273,7 @@ func SitaInputFor(workers []Worker, req Request, th BusyThresholds) SitaInput {
 		}
 	}
 	for _, w := range workers {
-		if w.Fenced || (allowed != nil && !allowed[w.ID]) || !sitaHasTaints(w.Runtime.Taints, req.Constraints.RequiredTaints) {
+		if w.Fenced || (allowed != nil && !allowed[w.ID]) || !sitaHasTaints(w.effectiveTaints(), req.Constraints.RequiredTaints) {
 			continue
 		}
 		if th.IsConfigured() && WorkerOverload(th, w).Overloaded {
@@ -293,6 +293,33 @@ func SitaInputFor(workers []Worker, req Request, th BusyThresholds) SitaInput {
 	return in
 }
 
+// sitaRestrict confines req to the hop's SITA band over workers (the hop's
+// pool, with the hop's own constraints: for the decode hop, the transfer
+// constraint derived from the prefill pick), as pick_default_worker does
+// inside the hop's selection. It returns the band (Applied false when SITA
+// is off or does not apply) and changes only req.AllowedWorkers.
+func sitaRestrict(cfg KvRouterConfig, th BusyThresholds, workers []Worker, req *Request) SitaBand {
+	if !cfg.SitaEnabled || len(workers) == 0 {
+		return SitaBand{Why: "sita_enabled is false"}
+	}
+	b := ComputeSitaBand(cfg, SitaInputFor(workers, *req, th))
+	if !b.Applied {
+		return b
+	}
+	var allowed []WorkerID
+	for _, w := range workers {
+		if b.Allows(w.ID) && (req.AllowedWorkers == nil || slices.Contains(req.AllowedWorkers, w.ID)) {
+			allowed = append(allowed, w.ID)
+		}
+	}
+	if allowed == nil {
+		allowed = []WorkerID{}
+	}
+	req.AllowedWorkers = allowed
+	return b
+}
+
+// sitaHasTaints reports whether have (sorted effective taints) holds need.
 func sitaHasTaints(have, need []string) bool {
 	for _, t := range need {
 		if !slices.Contains(have, t) {
