@@ -308,6 +308,9 @@ func (e *explainer) features() {
 	defer func() { e.x.Verdict.MayDiffer = e.mayDiffer }()
 	// kv: some hop runs the KV router.
 	kv := kvHop(e.dmode, e.dKnown) || (len(e.prefill) > 0 && kvHop(e.pmode, e.pKnown))
+	if len(e.prefill) > 0 && !kvHop(e.pmode, e.pKnown) && kvHop(e.dmode, e.dKnown) && e.cfg.ConditionalDisaggEnabled {
+		e.divergence("conditional-disagg", routecore.StageDecode, fmt.Sprintf("conditional disaggregation is on in the KV decode router, but the prefill hop runs %s: the dry run routes prefill with its picker and pins the decode flow to that pick, which skips the decode peek, so a request the peek would keep on the decode worker (bypass) is shown disaggregated", e.pmode))
+	}
 	for _, h := range e.x.Router.Hops {
 		hopKV := kvHop(e.dmode, e.dKnown)
 		if h.Hop == routecore.StagePrefill {

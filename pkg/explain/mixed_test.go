@@ -118,3 +118,38 @@ func TestMixedHopModes(t *testing.T) {
 		}
 	})
 }
+
+// TestMixedHopsConditionalDisaggMayDiffer: a non-KV prefill hop with a KV
+// decode router running conditional disaggregation is listed under May
+// differ (the pinned prefill skips the decode peek).
+func TestMixedHopsConditionalDisaggMayDiffer(t *testing.T) {
+	s, dep := mixedDeployment(t, "round-robin", map[string]string{"Decode": "kv"})
+	cfg := routecore.DefaultKvRouterConfig()
+	cfg.ConditionalDisaggEnabled = true
+	dep.Router.Config = cfg
+	for i := range dep.Router.WorkerSetOverrides {
+		dep.Router.WorkerSetOverrides[i].Config.ConditionalDisaggEnabled = true
+	}
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range x.Verdict.MayDiffer {
+		found = found || d.Feature == "conditional-disagg" && strings.Contains(d.Detail, "round-robin")
+	}
+	if !found {
+		t.Errorf("mayDiffer %+v", x.Verdict.MayDiffer)
+	}
+	// Without conditional disaggregation nothing is listed.
+	s, dep = mixedDeployment(t, "round-robin", map[string]string{"Decode": "kv"})
+	x, err = Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range x.Verdict.MayDiffer {
+		if d.Feature == "conditional-disagg" {
+			t.Errorf("listed without conditional disaggregation: %+v", d)
+		}
+	}
+}
