@@ -29,8 +29,6 @@ type bldWorker struct {
 	insts []*bldInstance
 }
 
-func bldIsWorkerType(t string) bool { return t == "worker" || t == "prefill" || t == "decode" }
-
 // buildPods sorts the DGD's pods into frontends and workers.
 func (bd *bldBuilder) buildPods(d *bldDeployment) {
 	dwmByPod := bd.dwmsByPod(d)

@@ -20,29 +20,6 @@ import (
 // leader's role: the other pods of a TRT-LLM or vLLM-on-Ray replica run only sshd
 // or a Ray agent and carry no role of their own.
 
-// Role signals of workers that no signal of their own classifies.
-const (
-	// SignalNone: not a worker type and nothing says what it is (RoleUnknown).
-	SignalNone = "no signal"
-	// SignalFallbackDecode: a worker component with no signal in a deployment that
-	// has prefill workers is counted as decode (vLLM's decode workers carry no flag).
-	SignalFallbackDecode = "deployment has prefill workers"
-	// SignalFallbackAggregated: a worker component with no signal in a deployment
-	// without prefill workers is counted as aggregated.
-	SignalFallbackAggregated = "deployment has no prefill workers"
-	// SignalOnlyWorkerComponent: the deployment's only worker component, with no
-	// role flag, card, label or type of its own, is aggregated: the engines run
-	// prefill and decode in one process unless told otherwise, and a
-	// disaggregated deployment needs a prefill and a decode component. Upstream's
-	// aggregated examples name that component after decode (vLLM's
-	// VllmDecodeWorker, SGLang's decode), so the component name does not count
-	// against it.
-	SignalOnlyWorkerComponent = "only worker component, no role flag"
-	// signalComponentName: the weakest signal, a component name that says prefill
-	// or decode.
-	signalComponentName = "component name"
-)
-
 // bldRoleFlags are the engine flags that name a role.
 var bldRoleFlags = []string{"--disaggregation-mode", "--disaggregation_mode", "--is-prefill-worker", "--is-decode-worker"}
 

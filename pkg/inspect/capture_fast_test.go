@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"sigs.k8s.io/yaml"
 )
@@ -204,100 +203,6 @@ func FuzzJSValidateMatchesStdlib(f *testing.F) {
 	})
 }
 
-// TestBuildParallelMatchesSequential builds every fixture and example with the
-// work done ahead on every core (the threshold lowered to one item) and with
-// none, and requires the same Snapshot, notes included.
-func TestBuildParallelMatchesSequential(t *testing.T) {
-	files, _ := filepath.Glob("testdata/build/*.yaml")
-	more, _ := filepath.Glob("../../examples/*.yaml")
-	caps, _ := filepath.Glob("testdata/captures/*.yaml")
-	files = append(append(files, more...), caps...)
-	if len(files) < 8 {
-		t.Fatalf("found %d fixtures", len(files))
-	}
-	defer func(v int) { bldParallelMin = v }(bldParallelMin)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		build := func(threshold int) *Snapshot {
-			bldParallelMin = threshold
-			return buildCaptureBytes(t, data, f) // a fresh bundle: Build must not depend on reuse
-		}
-		par, seq := build(1), build(1<<30)
-		if !reflect.DeepEqual(par, seq) {
-			pj, _ := json.Marshal(par)
-			sj, _ := json.Marshal(seq)
-			t.Errorf("%s: parallel and sequential builds differ\nparallel:   %s\nsequential: %s", f, pj, sj)
-		}
-	}
-}
-
-// TestBldParallelPanics: a panic in the work done ahead reaches the caller's
-// goroutine (where Build recovers it) instead of crashing the process.
-func TestBldParallelPanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r != "boom" {
-			t.Errorf("recovered %v, want boom", r)
-		}
-	}()
-	bldParallel(1000, func(i int) {
-		if i == 500 {
-			panic("boom")
-		}
-	})
-	t.Error("no panic")
-}
-
-// TestJSDecoderInternsStrings: repeated keys and short values share one
-// string, long and escaped ones are decoded as usual, and the table is bounded.
-func TestJSDecoderInternsStrings(t *testing.T) {
-	data := []byte(`[{"name":"Running","uid":"0123456789abcdef0123456789abcdef-x"},{"name":"Running","uid":"0123456789abcdef0123456789abcdef-x","e":"a\nb"}]`)
-	d := jsDecoder{b: data}
-	v, _ := d.value(0)
-	a := v.([]any)
-	m0, m1 := a[0].(map[string]any), a[1].(map[string]any)
-	key := func(m map[string]any, k string) string {
-		for kk := range m {
-			if kk == k {
-				return kk
-			}
-		}
-		t.Fatalf("no key %q", k)
-		return ""
-	}
-	if unsafe.StringData(key(m0, "name")) != unsafe.StringData(key(m1, "name")) {
-		t.Error("the key \"name\" was not shared")
-	}
-	if unsafe.StringData(m0["name"].(string)) != unsafe.StringData(m1["name"].(string)) {
-		t.Error("the short value \"Running\" was not shared")
-	}
-	if unsafe.StringData(m0["uid"].(string)) == unsafe.StringData(m1["uid"].(string)) {
-		t.Error("a value longer than jsInternMaxLen was interned")
-	}
-	if m1["e"] != "a\nb" {
-		t.Errorf("escaped value = %q", m1["e"])
-	}
-	var sb strings.Builder
-	sb.WriteString("[")
-	for i := range jsInternMaxCount + 100 {
-		if i > 0 {
-			sb.WriteString(",")
-		}
-		fmt.Fprintf(&sb, `"v%d"`, i)
-	}
-	sb.WriteString("]")
-	d = jsDecoder{b: []byte(sb.String())}
-	v, _ = d.value(0)
-	if got := v.([]any); len(got) != jsInternMaxCount+100 || got[len(got)-1] != fmt.Sprintf("v%d", jsInternMaxCount+99) {
-		t.Fatalf("decoded %d values, last %v", len(got), got[len(got)-1])
-	}
-	if len(d.strs) > jsInternMaxCount {
-		t.Errorf("%d interned strings, bound %d", len(d.strs), jsInternMaxCount)
-	}
-}
-
 // decodeAheadList is a List with two Kubernetes objects and one of our own
 // kinds (which must not be decoded ahead into maps).
 const decodeAheadList = `{"apiVersion":"v1","kind":"List","metadata":{},"items":[
@@ -368,32 +273,6 @@ func TestFastCaptureMatchesReferenceAcrossCores(t *testing.T) {
 	}
 }
 
-func TestJSDigits(t *testing.T) {
-	for _, s := range []string{"", "x", "0", "12345678", "123456789", "1234567/", "1234567:", "12345678901234567890,", "9999999999999999999999999a", "0123456789012345\x00", "12345678\xb0", "1234567\x39\x3a"} {
-		want := 0
-		for want < len(s) && s[want] >= '0' && s[want] <= '9' {
-			want++
-		}
-		if got := jsDigits([]byte(s), 0); got != want {
-			t.Errorf("jsDigits(%q) = %d, want %d", s, got, want)
-		}
-	}
-	// Every byte value in every position of an 8-byte word.
-	for pos := range 8 {
-		for c := range 256 {
-			b := []byte("1234567890123456")
-			b[pos] = byte(c)
-			want := pos
-			if c >= '0' && c <= '9' {
-				want = len(b)
-			}
-			if got := jsDigits(b, 0); got != want {
-				t.Fatalf("jsDigits with byte %#x at %d = %d, want %d", c, pos, got, want)
-			}
-		}
-	}
-}
-
 // shortLen says it holds fewer bytes than it does.
 type shortLen struct{ *bytes.Reader }
 
@@ -439,19 +318,4 @@ func TestReadAllLimited(t *testing.T) {
 			t.Errorf("%s: got %d bytes, %v; want %d bytes", tt.name, len(got), err, len(tt.want))
 		}
 	}
-}
-
-// buildCaptureBytes parses a capture and builds its Snapshot, failing the test
-// on any error.
-func buildCaptureBytes(t *testing.T, data []byte, name string) *Snapshot {
-	t.Helper()
-	b, err := ParseCapture(data, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Build(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

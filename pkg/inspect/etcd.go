@@ -360,8 +360,3 @@ func etcdErrText(err error, o EtcdOptions) string {
 	}
 	return redactURLs(s)
 }
-
-// redactURLs replaces the password of user:password@ in URLs in s.
-func redactURLs(s string) string {
-	return urlUserinfoRE.ReplaceAllString(s, "${1}${2}:"+Redacted+"@")
-}

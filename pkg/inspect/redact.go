@@ -509,3 +509,8 @@ func secretField(k string) bool {
 	// names a count or a limit (max_tokens, active_prefill_tokens), kept.
 	return strings.EqualFold(k, "tokens") || secretName(k, false)
 }
+
+// redactURLs replaces the password of user:password@ in URLs in s.
+func redactURLs(s string) string {
+	return urlUserinfoRE.ReplaceAllString(s, "${1}${2}:"+Redacted+"@")
+}

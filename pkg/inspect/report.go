@@ -1,7 +1,5 @@
 package inspect
 
-import "github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
-
 // Report is the topology view of a Snapshot: per deployment, capacity per value of
 // the transfer domain, and the findings. It is what `kubectl dynamo topology`
 // prints (kind TopologyReport) and what the dashboard's topology and findings
@@ -161,18 +159,4 @@ type Finding struct {
 	Hint string `json:"hint"`
 	// Objects are the affected objects as kind/name (e.g. pod/vllm-prefill-0).
 	Objects []string `json:"objects,omitempty"`
-}
-
-// AnalyzeOptions tune Analyze.
-type AnalyzeOptions struct {
-	// SkewFactor is how far a domain's prefill:decode ratio may be from the
-	// deployment's before CapacitySkew fires (default 2).
-	SkewFactor float64
-	// DynamoVersion is the Dynamo release the deployment runs (--dynamo-version:
-	// a version such as 1.3.0, or a profile name); "" is the newest. The
-	// routing-health rules whose truth changed across releases follow it.
-	DynamoVersion string
-	// Profile is the compatibility profile DynamoVersion selects
-	// (routecore.Profile), when the caller resolved one.
-	Profile routecore.Profile
 }

@@ -27,14 +27,6 @@ type WatchAPI interface {
 	Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
 
-// Watch implements WatchAPI with one WATCH request.
-func (k *RESTKubeAPI) Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	if namespace == "" {
-		return k.dyn.Resource(gvr).Watch(ctx, opts)
-	}
-	return k.dyn.Resource(gvr).Namespace(namespace).Watch(ctx, opts)
-}
-
 // WatchState is the state of a Watcher as a whole.
 type WatchState string
 
