@@ -60,12 +60,13 @@ provision: ## Build or fetch the test data: control plane, tokenizers, qemu, chr
 	hack/chromium/provision.sh
 
 .PHONY: verify
-verify: ## Check gofmt, go vet, go.mod tidiness, house rules and generated docs
+verify: ## Check gofmt, go vet, go.mod tidiness, house rules, the package layout and generated docs
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/tools/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	hack/verify-tidy.sh
 	hack/verify-code-patterns.sh
+	hack/verify-layout.sh
 	hack/verify-readme.sh
 	hack/verify-docs.sh
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -67,19 +67,19 @@ type Divergence struct {
 
 // hopOverrides returns the worker sets whose router_config replaces the
 // frontend's for the prefill and for the decode hop (as config() applies them).
-func (e *explainer) hopOverrides() (prefill, decode *inspect.RouterOverride) {
-	roles := map[string]inspect.Role{}
+func (e *explainer) hopOverrides() (prefill, decode *model.RouterOverride) {
+	roles := map[string]model.Role{}
 	for _, w := range e.dep.Workers {
-		if _, ok := roles[w.Component]; !ok || w.Role == inspect.RolePrefill {
+		if _, ok := roles[w.Component]; !ok || w.Role == model.RolePrefill {
 			roles[w.Component] = w.Role
 		}
 	}
 	for i := range e.dep.Router.WorkerSetOverrides {
 		o := &e.dep.Router.WorkerSetOverrides[i]
 		switch roles[o.Component] {
-		case inspect.RolePrefill:
+		case model.RolePrefill:
 			prefill = o
-		case inspect.RoleDecode, inspect.RoleAggregated:
+		case model.RoleDecode, model.RoleAggregated:
 			decode = o
 		}
 	}
@@ -127,7 +127,7 @@ func (e *explainer) hopConfigs() {
 	for _, h := range []struct {
 		hop string
 		cfg routecore.KvRouterConfig
-		o   *inspect.RouterOverride
+		o   *model.RouterOverride
 	}{{routecore.StagePrefill, e.pcfg, po}, {routecore.StageDecode, e.cfg, do}} {
 		if h.hop == routecore.StagePrefill && len(e.prefill) == 0 && po == nil {
 			continue
@@ -325,7 +325,7 @@ func (e *explainer) features() {
 		}
 	}
 	po, do := e.hopOverrides()
-	for _, o := range []*inspect.RouterOverride{po, do} {
+	for _, o := range []*model.RouterOverride{po, do} {
 		if o == nil {
 			continue
 		}

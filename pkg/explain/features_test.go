@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // withPrefillRouterConfig publishes raw as the router_config of every prefill
-// worker's instances and as the component's override, as pkg/inspect reads it.
-func withPrefillRouterConfig(t *testing.T, dep *inspect.Deployment, raw string) string {
+// worker's instances and as the component's override, as pkg/build reads it.
+func withPrefillRouterConfig(t *testing.T, dep *model.Deployment, raw string) string {
 	t.Helper()
 	doc, err := routecore.DecodeRouterConfigJSON([]byte(raw))
 	if err != nil {
@@ -21,7 +21,7 @@ func withPrefillRouterConfig(t *testing.T, dep *inspect.Deployment, raw string) 
 	comp := ""
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
-		if w.Role != inspect.RolePrefill {
+		if w.Role != model.RolePrefill {
 			continue
 		}
 		comp = w.Component
@@ -32,7 +32,7 @@ func withPrefillRouterConfig(t *testing.T, dep *inspect.Deployment, raw string) 
 	if comp == "" {
 		t.Fatal("no prefill workers")
 	}
-	dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, inspect.RouterOverride{Component: comp, Mode: doc.RouterMode, Config: doc.Config})
+	dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, model.RouterOverride{Component: comp, Mode: doc.RouterMode, Config: doc.Config})
 	return comp
 }
 
@@ -136,7 +136,7 @@ func TestMayDifferListsUnmodelledFeatures(t *testing.T) {
 	f := dep.Frontends[0]
 	f.Env = map[string]string{"DYN_ROUTER_DECODE_POLICY": "soft-pin"}
 	f.Ready = true
-	dep.Frontends = []inspect.Frontend{f, f}
+	dep.Frontends = []model.Frontend{f, f}
 	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,15 +7,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // Input is everything one dry run reads. Snapshot and Deployment come from
-// pkg/inspect (live or a capture); Request, KV and Options from the user.
+// pkg/build (live or a capture); Request, KV and Options from the user.
 type Input struct {
-	Snapshot   *inspect.Snapshot
-	Deployment *inspect.Deployment
+	Snapshot   *model.Snapshot
+	Deployment *model.Deployment
 	Request    Request
 	KV         KVCache
 	Options    Options

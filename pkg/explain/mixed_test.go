@@ -7,31 +7,33 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // mixedDeployment is the prefill-only-zone example with the frontend in
 // frontendMode and the named worker sets publishing their own router mode in
 // their router_config (as since Dynamo #13192).
-func mixedDeployment(t *testing.T, frontendMode string, sets map[string]string) (*inspect.Snapshot, *inspect.Deployment) {
+func mixedDeployment(t *testing.T, frontendMode string, sets map[string]string) (*model.Snapshot, *model.Deployment) {
 	t.Helper()
 	data, err := os.ReadFile("../../examples/prefill-only-zone-required.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), "prefill-only")
+	b, err := capture.Read(bytes.NewReader(data), "prefill-only")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.Build(b)
+	s, err := build.Build(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dep := &s.Deployments[0]
 	dep.Router.Mode, dep.Router.ModeSource = frontendMode, "frontend args"
 	for comp, mode := range sets {
-		dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, inspect.RouterOverride{Component: comp, Mode: mode, Config: routecore.DefaultKvRouterConfig()})
+		dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, model.RouterOverride{Component: comp, Mode: mode, Config: routecore.DefaultKvRouterConfig()})
 	}
 	return s, dep
 }

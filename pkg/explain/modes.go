@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -47,7 +47,7 @@ func (e *explainer) hopModes() {
 	}
 	po, do := e.hopOverrides()
 	for _, h := range []struct {
-		o     *inspect.RouterOverride
+		o     *model.RouterOverride
 		mode  *routecore.RouterMode
 		known *bool
 	}{{po, &e.pmode, &e.pKnown}, {do, &e.dmode, &e.dKnown}} {
@@ -219,7 +219,7 @@ func (e *explainer) modePrefill(rng routecore.Rand, counter *routecore.RoundRobi
 func (e *explainer) resolveDecode(pod string) (routecore.WorkerID, error) {
 	var best *member
 	for _, m := range e.byID {
-		if m.pod.Pod == pod && m.role != inspect.RolePrefill && (best == nil || m.inst.ID < best.inst.ID) {
+		if m.pod.Pod == pod && m.role != model.RolePrefill && (best == nil || m.inst.ID < best.inst.ID) {
 			best = m
 		}
 	}

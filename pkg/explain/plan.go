@@ -3,7 +3,7 @@ package explain
 import (
 	"errors"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -102,9 +102,9 @@ func (p *Plan) Assumptions() []string { return p.e.x.Assumptions }
 
 // Member is the pod and role behind a routable instance.
 type Member struct {
-	Pod  *inspect.Worker
-	Inst *inspect.Instance
-	Role inspect.Role
+	Pod  *model.Worker
+	Inst *model.Instance
+	Role model.Role
 }
 
 // Member returns the pod behind an instance id (false when unknown).

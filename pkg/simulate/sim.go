@@ -13,15 +13,15 @@ import (
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
 )
 
 // Options are one simulation's inputs.
 type Options struct {
-	Snapshot   *inspect.Snapshot
-	Deployment *inspect.Deployment
+	Snapshot   *model.Snapshot
+	Deployment *model.Deployment
 	// Base are explain-route's options every variant starts from (seed, block
 	// size, assume-idle, knob flags).
 	Base explain.Options
@@ -146,7 +146,7 @@ type unit struct {
 
 type workerStat struct {
 	pod       string
-	role      inspect.Role
+	role      model.Role
 	domain    int
 	synthetic bool
 	picks     int
@@ -340,7 +340,7 @@ func (v Variant) name() string {
 	return v.Spec
 }
 
-func newState(o Options, plan *explain.Plan, dep *inspect.Deployment, v Variant) *state {
+func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *state {
 	s := &state{
 		o: o, plan: plan, eng: o.Engine, bs: plan.BlockSize(), eagle: plan.Eagle(),
 		rng:   explain.SeedRand(o.Base.Seed),

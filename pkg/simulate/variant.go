@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -32,7 +32,7 @@ type Variant struct {
 // AddWorkers adds Count workers of Role in the domain value Value, cloned
 // from a worker of that role (one in that value when there is one).
 type AddWorkers struct {
-	Role  inspect.Role
+	Role  model.Role
 	Count int
 	Value string
 }
@@ -169,8 +169,8 @@ func ParseVariant(spec string) (Variant, error) {
 	return v, nil
 }
 
-func cutAdd(part string) (inspect.Role, string, bool) {
-	for _, r := range []inspect.Role{inspect.RoleDecode, inspect.RolePrefill, inspect.RoleAggregated} {
+func cutAdd(part string) (model.Role, string, bool) {
+	for _, r := range []model.Role{model.RoleDecode, model.RolePrefill, model.RoleAggregated} {
 		if rest, ok := strings.CutPrefix(part, string(r)+"+"); ok {
 			return r, rest, true
 		}
@@ -206,7 +206,7 @@ func mergeKnobs(base, v explain.Knobs) explain.Knobs {
 
 // apply returns the deployment with the variant's added workers (a copy;
 // the input is not changed) and explain options with its what-ifs.
-func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.Deployment, explain.Options, error) {
+func (v Variant) apply(dep *model.Deployment, base explain.Options) (*model.Deployment, explain.Options, error) {
 	o := base
 	o.Knobs = mergeKnobs(base.Knobs, v.Knobs)
 	o.WhatIf.ExcludeWorkers = append(append([]string(nil), base.WhatIf.ExcludeWorkers...), v.ExcludeWorkers...)
@@ -221,7 +221,7 @@ func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.
 		return dep, o, nil
 	}
 	d := *dep
-	d.Workers = append([]inspect.Worker(nil), dep.Workers...)
+	d.Workers = append([]model.Worker(nil), dep.Workers...)
 	var maxID routecore.WorkerID
 	for _, w := range dep.Workers {
 		for _, in := range w.Instances {
@@ -241,8 +241,8 @@ func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.
 			w := *tpl
 			w.Pod = fmt.Sprintf("sim-%s-%s-%d", a.Role, a.Value, i+1)
 			w.Replica, w.Leader, w.Ready, w.Pending = w.Pod, true, true, nil
-			w.Domain = inspect.DomainValues{Published: a.Value, PublishedDomain: domain, Pod: a.Value}
-			w.Instances = make([]inspect.Instance, 0, 1)
+			w.Domain = model.DomainValues{Published: a.Value, PublishedDomain: domain, Pod: a.Value}
+			w.Instances = make([]model.Instance, 0, 1)
 			for _, in := range tpl.Instances {
 				if in.ID == 0 {
 					continue
@@ -271,8 +271,8 @@ func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.
 
 // template picks the worker to clone: a ready worker of the role with an
 // instance, preferring one in the value, then the first by pod name.
-func template(dep *inspect.Deployment, role inspect.Role, value string) *inspect.Worker {
-	var first *inspect.Worker
+func template(dep *model.Deployment, role model.Role, value string) *model.Worker {
+	var first *model.Worker
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
 		if w.Role != role || len(w.Instances) == 0 {

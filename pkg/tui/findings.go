@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // findingsPage lists the selected deployment's findings; the one under the
@@ -37,7 +37,7 @@ func (p *findingsPage) dataChanged() tea.Cmd {
 	return nil
 }
 
-func (p *findingsPage) finding() *inspect.Finding {
+func (p *findingsPage) finding() *model.Finding {
 	if p.cursor >= len(p.idx) {
 		return nil
 	}

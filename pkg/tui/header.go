@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // header renders the lines above the tabs: context, namespace, deployment,
@@ -36,7 +37,7 @@ func (m *Model) header() string {
 	lines := []string{fit(line1, c.width), fit(line2, c.width), fit(m.sourcesLine(), c.width)}
 	// Old data (a capture older than a day, sources read minutes apart): the
 	// same warnings as topology and explain-route, under the sources.
-	for _, n := range inspect.FreshnessNotes(s, c.now()) {
+	for _, n := range analysis.FreshnessNotes(s, c.now()) {
 		lines = append(lines, st.Warn.Render(fit("! "+n.Message, c.width)))
 	}
 	if d := m.degraded(); d != "" {
@@ -52,7 +53,7 @@ func (m *Model) header() string {
 	return strings.Join(lines, "\n")
 }
 
-func policyText(p *inspect.PolicySummary) string {
+func policyText(p *model.PolicySummary) string {
 	if p == nil {
 		return "none (no kvTransferPolicy)"
 	}
@@ -70,7 +71,7 @@ func (m *Model) sourcesLine() string {
 	for _, src := range c.data.Snapshot.Sources {
 		p := string(src.Kind)
 		if !src.At.IsZero() {
-			p += " (" + inspect.Stamp(src.At, now) + ")"
+			p += " (" + analysis.Stamp(src.At, now) + ")"
 		}
 		switch {
 		case m.stale(src.Kind) != nil:
@@ -153,7 +154,7 @@ func (m *Model) degraded() string {
 }
 
 // stale returns the stale watched source of that kind, nil when it answers.
-func (m *Model) stale(kind inspect.SourceKind) *inspect.StaleSource {
+func (m *Model) stale(kind model.SourceKind) *model.StaleSource {
 	for i := range m.watch.Stale {
 		if m.watch.Stale[i].Kind == kind {
 			return &m.watch.Stale[i]
@@ -163,7 +164,7 @@ func (m *Model) stale(kind inspect.SourceKind) *inspect.StaleSource {
 }
 
 // sourceAt is when the data shown was read from a source (zero if unknown).
-func (m *Model) sourceAt(kind inspect.SourceKind) time.Time {
+func (m *Model) sourceAt(kind model.SourceKind) time.Time {
 	for _, src := range m.c.data.Snapshot.Sources {
 		if src.Kind == kind {
 			return src.At
@@ -189,8 +190,8 @@ func (m *Model) watchDetailNotStale() string {
 }
 
 // staleWhat names what a stale source provides.
-func staleWhat(kind inspect.SourceKind) string {
-	if kind == inspect.SourceEtcd {
+func staleWhat(kind model.SourceKind) string {
+	if kind == model.SourceEtcd {
 		return "discovery data (etcd)"
 	}
 	return string(kind) + " data"

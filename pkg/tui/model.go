@@ -12,8 +12,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // Minimum terminal size; below it the dashboard shows only a message.
@@ -46,7 +46,7 @@ type Options struct {
 	// Context bounds the loads; context.Background when nil.
 	Context context.Context
 	// Watch, when set, blocks until the live data or the watch state changed
-	// (the dashboard command passes an inspect.Watcher's Next) and returns the
+	// (the dashboard command passes an watch.Watcher's Next) and returns the
 	// update; ok is false once watching ended. It runs in a tea.Cmd, never in
 	// Update. A change reloads with Load; nothing is reloaded while nothing
 	// changes.
@@ -67,7 +67,7 @@ type WatchUpdate struct {
 	// Stale are the watched sources that stopped answering (the discovery etcd
 	// unreachable): the header marks their data stale, with since when and
 	// why, until they answer again (then the data is reloaded).
-	Stale []inspect.StaleSource
+	Stale []model.StaleSource
 }
 
 // WatchMsg carries a WatchUpdate into Update.

@@ -9,7 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // tileWidth is a topology tile's outer width: wide enough for the longest
@@ -33,7 +33,7 @@ func (p *topologyPage) hints() []key.Binding {
 	return []key.Binding{k.Left, k.Right, k.Enter}
 }
 
-func (p *topologyPage) report() *inspect.DeploymentReport {
+func (p *topologyPage) report() *model.DeploymentReport {
 	i := p.c.deployment()
 	if i < 0 {
 		return nil
@@ -128,7 +128,7 @@ func (p *topologyPage) view(width, height int) string {
 }
 
 // tile renders one domain value.
-func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) string {
+func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64) string {
 	st := p.c.st
 	d := &r.Domains[i]
 	inner := tileWidth - 4
@@ -150,7 +150,7 @@ func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) st
 	if i == p.cursor {
 		title = "▶ " + title
 	}
-	role := func(label string, rc inspect.RoleCapacity) string {
+	role := func(label string, rc model.RoleCapacity) string {
 		t := fmt.Sprintf("%-7s %d/%d ready %3d GPU", label, rc.Ready, rc.Total, rc.GPUs)
 		if rc.Ready < rc.Total {
 			return st.Warn.Render(t)
@@ -195,9 +195,9 @@ func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) st
 	switch {
 	case i == p.cursor:
 		style = st.TileSelected
-	case sev == inspect.SeverityError:
+	case sev == model.SeverityError:
 		style = st.TileBad
-	case sev == inspect.SeverityWarning:
+	case sev == model.SeverityWarning:
 		style = st.TileWarn
 	}
 	if i == p.cursor && sev != "" && st.Color {
@@ -208,7 +208,7 @@ func (p *topologyPage) tile(r *inspect.DeploymentReport, i int, maxKV uint64) st
 
 // worstID is the id of the most severe finding flagging d (the first flag
 // when none is more severe).
-func (p *topologyPage) worstID(r *inspect.DeploymentReport, d *inspect.DomainReport) string {
+func (p *topologyPage) worstID(r *model.DeploymentReport, d *model.DomainReport) string {
 	best, rank := "", -1
 	for _, id := range d.Flags {
 		for _, f := range p.c.data.Report.Findings {
@@ -224,8 +224,8 @@ func (p *topologyPage) worstID(r *inspect.DeploymentReport, d *inspect.DomainRep
 }
 
 // worstFlag is the highest severity of the findings flagging d ("" when none).
-func (p *topologyPage) worstFlag(r *inspect.DeploymentReport, d *inspect.DomainReport) inspect.Severity {
-	var worst inspect.Severity
+func (p *topologyPage) worstFlag(r *model.DeploymentReport, d *model.DomainReport) model.Severity {
+	var worst model.Severity
 	for _, f := range p.c.data.Report.Findings {
 		if f.Namespace != r.Namespace || f.Deployment != r.Name || f.Domain != d.Value {
 			continue
@@ -237,14 +237,14 @@ func (p *topologyPage) worstFlag(r *inspect.DeploymentReport, d *inspect.DomainR
 		}
 	}
 	if worst == "" && len(d.Flags) > 0 {
-		worst = inspect.SeverityWarning
+		worst = model.SeverityWarning
 	}
 	return worst
 }
 
 // treeView lists the hierarchy under the selected domain value (the whole
 // tree when the value is not a level of it).
-func (p *topologyPage) treeView(r *inspect.DeploymentReport, width int) []string {
+func (p *topologyPage) treeView(r *model.DeploymentReport, width int) []string {
 	st := p.c.st
 	if r.Tree == nil {
 		return []string{"", st.Dim.Render("No topology hierarchy: no topology object and no well-known node labels.")}
@@ -257,8 +257,8 @@ func (p *topologyPage) treeView(r *inspect.DeploymentReport, width int) []string
 		}
 	}
 	out := []string{"", st.Bold.Render("Hierarchy") + st.Dim.Render("  (enter or esc collapses)")}
-	var walk func(n *inspect.TreeNode, prefix, branch string)
-	walk = func(n *inspect.TreeNode, prefix, branch string) {
+	var walk func(n *model.TreeNode, prefix, branch string)
+	walk = func(n *model.TreeNode, prefix, branch string) {
 		label := "(deployment)"
 		if n.Domain != "" {
 			label = n.Domain + " " + n.Value
@@ -285,7 +285,7 @@ func (p *topologyPage) treeView(r *inspect.DeploymentReport, width int) []string
 	return out
 }
 
-func findTreeNode(n *inspect.TreeNode, domain, value string) *inspect.TreeNode {
+func findTreeNode(n *model.TreeNode, domain, value string) *model.TreeNode {
 	if n.Domain == domain && n.Value == value {
 		return n
 	}

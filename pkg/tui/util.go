@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // fit truncates s (ANSI-aware) to width cells, with an ellipsis, and pads it.
@@ -52,21 +52,21 @@ func (s *Styles) bar(frac float64, width int) string {
 
 // severitySymbol is the symbol of a finding severity: it carries the meaning
 // when colour is off.
-func severitySymbol(sev inspect.Severity) string {
+func severitySymbol(sev model.Severity) string {
 	switch sev {
-	case inspect.SeverityError:
+	case model.SeverityError:
 		return "✗"
-	case inspect.SeverityWarning:
+	case model.SeverityWarning:
 		return "!"
 	}
 	return "i"
 }
 
-func (s *Styles) severity(sev inspect.Severity, text string) string {
+func (s *Styles) severity(sev model.Severity, text string) string {
 	switch sev {
-	case inspect.SeverityError:
+	case model.SeverityError:
 		return s.Bad.Render(text)
-	case inspect.SeverityWarning:
+	case model.SeverityWarning:
 		return s.Warn.Render(text)
 	}
 	return s.Info.Render(text)

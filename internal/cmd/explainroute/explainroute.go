@@ -19,8 +19,11 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -88,7 +91,7 @@ type Options struct {
 	scope     cmdutil.Scope
 	inventory cmdutil.Inventory
 	live      *liveSource
-	load      func(ctx context.Context) (*inspect.Bundle, error)
+	load      func(ctx context.Context) (*raw.Bundle, error)
 	// indexAhead is the capture's KV index being built in the background.
 	indexAhead *explain.IndexAhead
 	input      explain.Options
@@ -229,9 +232,9 @@ random pick), 1 error.`,
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	cmd.ValidArgsFunction = completion.MaxArgs(1, completion.Deployments(f))
 	_ = cmd.RegisterFlagCompletionFunc("exclude-worker", completion.Pods(f, completion.Arg(0)))
-	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), inspect.RolePrefill))
+	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), model.RolePrefill))
 	_ = cmd.RegisterFlagCompletionFunc("domain-down", completion.DomainValues(f, completion.Arg(0)))
-	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Arg(0), inspect.RoleDecode))
+	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Arg(0), model.RoleDecode))
 	_ = cmd.RegisterFlagCompletionFunc("router-mode", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var out []string
 		for _, m := range routecore.RouterModes {
@@ -472,7 +475,7 @@ func (o *Options) Run(ctx context.Context) error {
 		o.indexAhead = explain.StartIndexAhead(b)
 		defer o.indexAhead.Wait()
 	}
-	snap, err := inspect.Build(b)
+	snap, err := build.Build(b)
 	if err != nil {
 		return err
 	}
@@ -492,7 +495,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	// Old data is said first: it qualifies everything below it.
-	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
+	snap.Notes = append(analysis.FreshnessNotes(snap, o.Now()), snap.Notes...)
 	x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Request: req, KV: kv, Options: o.input})
 	if err != nil {
 		return explainErr(err)
@@ -501,7 +504,7 @@ func (o *Options) Run(ctx context.Context) error {
 		x.Assumptions = append(x.Assumptions, o.profileWhy)
 	}
 	for _, n := range append(notes, kvNotes...) {
-		x.Notes = append(x.Notes, inspect.Note{Severity: inspect.NoteWarning, Source: inspect.SourceFrontend, Deployment: dep.Key(), Message: n})
+		x.Notes = append(x.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceFrontend, Deployment: dep.Key(), Message: n})
 	}
 	if err := o.print(x); err != nil {
 		return err
@@ -520,7 +523,7 @@ func explainErr(err error) error {
 // pickDeployment selects the deployment: the named one, or the only one. A
 // namespace or name that matches nothing is an error listing what exists
 // (cmdutil.Scope.Select, the rule every data command follows).
-func (o *Options) pickDeployment(ctx context.Context, s *inspect.Snapshot) (*inspect.Deployment, error) {
+func (o *Options) pickDeployment(ctx context.Context, s *model.Snapshot) (*model.Deployment, error) {
 	if err := o.scope.Select(ctx, s, o.inventory); err != nil {
 		var he *cmdutil.HintError
 		if suffix := noteSuffix(s); suffix != "" && errors.As(err, &he) {
@@ -550,10 +553,10 @@ func (o *Options) pickDeployment(ctx context.Context, s *inspect.Snapshot) (*ins
 		cmdutil.CommandLine("explain-route", o.scope.Source, "-n", first.Namespace, first.Name))
 }
 
-func noteSuffix(s *inspect.Snapshot) string {
+func noteSuffix(s *model.Snapshot) string {
 	var msgs []string
 	for _, n := range s.Notes {
-		if n.Severity == inspect.NoteWarning {
+		if n.Severity == model.NoteWarning {
 			msgs = append(msgs, n.Message)
 		}
 	}
@@ -572,7 +575,7 @@ func (o *Options) print(x *explain.Explanation) error {
 		// The notes, which the report prints under Notes:, go to stderr: the
 		// rows stay parseable and old or degraded data is not silent.
 		for _, n := range x.Notes {
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
 			}
 		}
@@ -584,7 +587,7 @@ func (o *Options) print(x *explain.Explanation) error {
 // checkDomainKeys refuses a --domain-down KEY that nothing of dep carries
 // (not its transfer domain, no published topology domain, no node or pod
 // label), suggesting the domain it most resembles: zon=… is zone=….
-func (o *Options) checkDomainKeys(dep *inspect.Deployment) error {
+func (o *Options) checkDomainKeys(dep *model.Deployment) error {
 	if len(o.DomainDown) == 0 {
 		return nil
 	}

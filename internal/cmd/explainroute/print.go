@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -200,7 +201,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	b.WriteString("\n" + st.bold("Sources:") + "\n")
 	for _, s := range x.Sources {
 		at := ""
-		if stamp := inspect.Stamp(s.At, now); stamp != "" {
+		if stamp := analysis.Stamp(s.At, now); stamp != "" {
 			at = " (" + stamp + ")"
 		}
 		fmt.Fprintf(&b, "  %-14s %s%s\n", s.What, s.Detail, at)
@@ -221,7 +222,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 		b.WriteString(st.bold("Notes:") + "\n")
 		for _, n := range x.Notes {
 			sym := "i"
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				sym = st.warn("!")
 			}
 			fmt.Fprintf(&b, "  %s %s\n", sym, n.Message)

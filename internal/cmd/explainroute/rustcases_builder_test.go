@@ -132,7 +132,7 @@ func (d rcDeployment) Write(t *testing.T) string {
 	list := rcObj{"apiVersion": "v1", "kind": "List",
 		"metadata": rcObj{"annotations": rcObj{
 			// Five minutes before cmdtest's clock: a fresh capture draws no
-			// age warning (pkg/inspect.FreshnessNotes).
+			// age warning (pkg/analysis.FreshnessNotes).
 			"kubectl-dynamo.io/collected-at": "2026-11-22T11:55:00Z",
 			"kubectl-dynamo.io/context":      "rust-vectors",
 		}},

@@ -16,8 +16,11 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // Options are the inputs of the preflight command.
@@ -42,7 +45,7 @@ type Options struct {
 
 // NewCmdPreflight builds the command. runF, when set, replaces the run step (tests).
 func NewCmdPreflight(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(inspect.SeverityError)}
+	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(model.SeverityError)}
 	cmd := &cobra.Command{
 		Use:   "preflight -f MANIFEST [MANIFEST...] [--nodes-from CAPTURE | --no-cluster]",
 		Short: "Check a DynamoGraphDeployment manifest before applying it: placement per topology domain, prefill without decode",
@@ -129,12 +132,16 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 		if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
 			o.context = *f.ConfigFlags.Context
 		}
-		api, err := inspect.NewKubeAPI(cfg)
+		api, err := kube.NewAPI(cfg)
 		if err != nil {
 			return err
 		}
 		o.cluster = func(ctx context.Context, exclude []string) (*preflight.Cluster, error) {
-			return preflight.ReadCluster(ctx, api, o.context, o.Now(), exclude)
+			r, err := kube.ReadCluster(ctx, api, o.context, o.Now())
+			if err != nil {
+				return nil, err
+			}
+			return preflight.ClusterFrom(r, exclude), nil
 		}
 	}
 	return nil //nolint:nilerr // no kubeconfig means no cluster to read, not a failure
@@ -177,7 +184,7 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		opts.Cluster = cl
-		opts.Sources = []inspect.SourceStatus{cl.Source}
+		opts.Sources = []model.SourceStatus{cl.Source}
 	}
 	r := preflight.Check(opts)
 	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
@@ -192,18 +199,18 @@ func (o *Options) Run(ctx context.Context) error {
 
 // readCapture reads a capture file's nodes, pods and topology objects.
 func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster, error) {
-	data, err := cmdutil.ReadInputLimit(o.in, path, "--nodes-from", inspect.MaxCaptureBytes)
+	data, err := cmdutil.ReadInputLimit(o.in, path, "--nodes-from", capture.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
-	b, err := inspect.ParseCapture(data, path)
+	b, err := capture.Parse(data, path)
 	if err != nil {
 		return nil, fmt.Errorf("--nodes-from %s: %w", path, err)
 	}
 	return o.captureCluster(b, path, exclude), nil
 }
 
-func (o *Options) captureCluster(b *inspect.Bundle, path string, exclude []string) *preflight.Cluster {
+func (o *Options) captureCluster(b *raw.Bundle, path string, exclude []string) *preflight.Cluster {
 	var objs []*unstructured.Unstructured
 	hasNodes := false
 	for _, u := range b.Objects {
@@ -213,11 +220,11 @@ func (o *Options) captureCluster(b *inspect.Bundle, path string, exclude []strin
 		hasNodes = hasNodes || u.GetKind() == "Node"
 	}
 	cl := preflight.NewCluster(objs, exclude)
-	cl.Source = inspect.SourceStatus{Kind: inspect.SourceCapture, Detail: path, At: b.CollectedAt}
-	cl.Notes = append(cl.Notes, inspect.Note{Severity: inspect.NoteInfo, Source: inspect.SourceCapture,
+	cl.Source = model.SourceStatus{Kind: model.SourceCapture, Detail: path, At: b.CollectedAt}
+	cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteInfo, Source: model.SourceCapture,
 		Message: "a capture holds the nodes its deployments' pods ran on and only those pods: nodes without Dynamo pods and GPUs requested by other workloads are not known"})
 	if !hasNodes {
-		cl.Notes = append(cl.Notes, inspect.Note{Severity: inspect.NoteWarning, Source: inspect.SourceCapture, Message: "the capture holds no Node: every component is predicted unschedulable"})
+		cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceCapture, Message: "the capture holds no Node: every component is predicted unschedulable"})
 	}
 	return cl
 }
@@ -238,7 +245,7 @@ func flatten(u *unstructured.Unstructured) []*unstructured.Unstructured {
 }
 
 // readManifests reads every -f into DGDs; other kinds are skipped with a note.
-func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) {
+func (o *Options) readManifests() ([]preflight.Manifest, []model.Note, error) {
 	var files []string
 	for _, f := range o.Filenames {
 		if f == "-" {
@@ -270,14 +277,14 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 		}
 	}
 	var out []preflight.Manifest
-	var notes []inspect.Note
+	var notes []model.Note
 	skipped := map[string]int{}
 	for _, f := range files {
-		data, err := cmdutil.ReadInputLimit(o.in, f, "-f", inspect.MaxCaptureBytes)
+		data, err := cmdutil.ReadInputLimit(o.in, f, "-f", capture.MaxBytes)
 		if err != nil {
 			return nil, nil, err
 		}
-		b, err := inspect.ParseCapture(data, f)
+		b, err := capture.Parse(data, f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("-f %s: %w", f, err)
 		}
@@ -300,7 +307,7 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}
 		sort.Strings(kinds)
-		notes = append(notes, inspect.Note{Severity: inspect.NoteInfo, Source: "manifest", Message: "not checked (not a DynamoGraphDeployment): " + strings.Join(kinds, ", ")})
+		notes = append(notes, model.Note{Severity: model.NoteInfo, Source: "manifest", Message: "not checked (not a DynamoGraphDeployment): " + strings.Join(kinds, ", ")})
 	}
 	if len(out) == 0 {
 		return nil, nil, cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment in %s", strings.Join(o.Filenames, ", ")),
@@ -311,7 +318,7 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.
 func (o *Options) exitFor(r *preflight.Report) error {
-	sev := make([]inspect.Severity, len(r.Findings))
+	sev := make([]model.Severity, len(r.Findings))
 	for i, f := range r.Findings {
 		sev[i] = f.Severity
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
 )
 
@@ -232,7 +232,7 @@ func upCells(t *testing.T, file string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ParseCapture(data, file)
+	b, err := capture.Parse(data, file)
 	if err != nil {
 		t.Fatal(err)
 	}
