@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { hermetic.Main(m) }
 // TestAnalyzeMergesHealth: the report is analysis.AnalyzeTopology's with the health
 // findings added, in report order; everything else is unchanged.
 func TestAnalyzeMergesHealth(t *testing.T) {
-	data, err := os.ReadFile("../../pkg/inspect/testdata/upstream/vllm-disagg-multinode-v1beta1.yaml")
+	data, err := os.ReadFile("../../test/fixtures/upstream/vllm-disagg-multinode-v1beta1.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func exampleDWMData(t testing.TB) map[string]any {
 	t.Helper()
 	files, _ := filepath.Glob("../../examples/*.yaml")
 	for _, dir := range []string{"captures", "build", "live"} {
-		more, _ := filepath.Glob(filepath.Join("..", "..", "pkg", "inspect", "testdata", dir, "*.yaml"))
+		more, _ := filepath.Glob(filepath.Join("..", "..", "test", "fixtures", dir, "*.yaml"))
 		files = append(files, more...)
 	}
 	out := map[string]any{}

@@ -229,7 +229,7 @@ func TestBuildVersionPreference(t *testing.T) {
 
 // TestBuildGolden pins the whole snapshot of a realistic capture.
 func TestBuildGolden(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "pkg", "inspect", "testdata", "captures", "healthy-three-zone.yaml"))
+	f, err := os.Open(filepath.Join("..", "..", "test", "fixtures", "captures", "healthy-three-zone.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,10 +249,10 @@ func TestBuildGolden(t *testing.T) {
 	golden.Assert(t, append(data, '\n'))
 }
 
-// TestExampleCaptures reads every capture under pkg/inspect/testdata/captures: it must
+// TestExampleCaptures reads every capture under test/fixtures/captures: it must
 // build without warnings and round-trip byte for byte through Write.
 func TestExampleCaptures(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "pkg", "inspect", "testdata", "captures", "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "test", "fixtures", "captures", "*.yaml"))
 	if len(files) < 2 {
 		t.Fatalf("expected the example captures, found %v", files)
 	}

@@ -585,7 +585,7 @@ func TestPodWalkMutations(t *testing.T) {
 func podWalkCaptureFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, g := range []string{"../../examples/*.yaml", "../../pkg/inspect/testdata/build/*.yaml", "../../pkg/inspect/testdata/captures/*.yaml"} {
+	for _, g := range []string{"../../examples/*.yaml", "../../test/fixtures/build/*.yaml", "../../test/fixtures/captures/*.yaml"} {
 		more, _ := filepath.Glob(g)
 		files = append(files, more...)
 	}

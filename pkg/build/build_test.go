@@ -16,10 +16,10 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
-// buildFixture reads pkg/inspect/testdata/build/<name> as a capture and builds it.
+// buildFixture reads test/fixtures/build/<name> as a capture and builds it.
 func buildFixture(t *testing.T, name string) *model.Snapshot {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "pkg", "inspect", "testdata", "build", name))
+	f, err := os.Open(filepath.Join("..", "..", "test", "fixtures", "build", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestBuildGroveTopologyMode(t *testing.T) {
 
 func ReadFixtureBundle(t testing.TB, name string) *raw.Bundle {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "pkg", "inspect", "testdata", "build", name))
+	data, err := os.ReadFile(filepath.Join("..", "..", "test", "fixtures", "build", name))
 	if err != nil {
 		t.Fatal(err)
 	}

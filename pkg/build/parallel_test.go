@@ -15,9 +15,9 @@ import (
 // work done ahead on every core (the threshold lowered to one item) and with
 // none, and requires the same Snapshot, notes included.
 func TestBuildParallelMatchesSequential(t *testing.T) {
-	files, _ := filepath.Glob("../../pkg/inspect/testdata/build/*.yaml")
+	files, _ := filepath.Glob("../../test/fixtures/build/*.yaml")
 	more, _ := filepath.Glob("../../examples/*.yaml")
-	caps, _ := filepath.Glob("../../pkg/inspect/testdata/captures/*.yaml")
+	caps, _ := filepath.Glob("../../test/fixtures/captures/*.yaml")
 	files = append(append(files, more...), caps...)
 	if len(files) < 8 {
 		t.Fatalf("found %d fixtures", len(files))

@@ -416,7 +416,7 @@ func TestExplainHugeDataParallelSizeIsBounded(t *testing.T) {
 // scheduler has not placed is excluded as Pending with the scheduler's reason,
 // not as a worker that publishes nothing.
 func TestPendingWorkersAreNotCandidates(t *testing.T) {
-	const file = "../../pkg/inspect/testdata/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml"
+	const file = "../../test/fixtures/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml"
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

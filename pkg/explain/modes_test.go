@@ -25,7 +25,7 @@ var routerModeArg = regexp.MustCompile(`(?m)^\s*- --router-mode\n\s*- kv\n`)
 
 func TestTopologyAndExplainAgreeOnRouterMode(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yaml")
-	more, _ := filepath.Glob("../../pkg/inspect/testdata/captures/*.yaml")
+	more, _ := filepath.Glob("../../test/fixtures/captures/*.yaml")
 	files = append(files, more...)
 	if len(files) < 6 {
 		t.Fatalf("captures: %v", files)

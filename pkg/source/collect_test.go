@@ -25,10 +25,10 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
-// liveFixture reads a pkg/inspect/testdata/live file with NAMESPACE replaced.
+// liveFixture reads a test/fixtures/live file with NAMESPACE replaced.
 func liveFixture(t *testing.T, name, ns string) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../../pkg/inspect/testdata/live/" + name)
+	data, err := os.ReadFile("../../test/fixtures/live/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -420,7 +420,7 @@ func TestOldCaptureWarns(t *testing.T) {
 // workers publish no KV events under the KV router, the findings tab lists
 // KvEventsNotPublished.
 func TestDashboardShowsRoutingHealth(t *testing.T) {
-	data, err := os.ReadFile("../../pkg/inspect/testdata/upstream/trtllm-disagg-multinode-v1beta1-zone-required.yaml")
+	data, err := os.ReadFile("../../test/fixtures/upstream/trtllm-disagg-multinode-v1beta1-zone-required.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,11 +92,11 @@ func newExplainFixture(t *testing.T, file string) *explainFixture {
 }
 
 // inspectorKubeconfig applies the read-only ClusterRole and its binding to the
-// user "inspector" (pkg/inspect/testdata/live/rbac.yaml) and returns a
+// user "inspector" (test/fixtures/live/rbac.yaml) and returns a
 // kubeconfig for that user.
 func inspectorKubeconfig(t *testing.T, e *kubeenv.Env) string {
 	t.Helper()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestTopologyLiveMatchesCapture(t *testing.T) {
 	e := kubeenv.Require(t, env)
 	loadExample(t, e, "prefill-only-zone-required.yaml")
 	ctx := context.Background()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestLiveSelectionMatchingNothingFails(t *testing.T) {
 	e := kubeenv.Require(t, env)
 	loadExample(t, e, "prefill-only-zone-required.yaml")
 	ctx := context.Background()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func setup(t *testing.T) (ns, kubeconfig string) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"deployment.yaml", "rbac.yaml"} {
-		data, err := os.ReadFile("../../../pkg/inspect/testdata/live/" + f)
+		data, err := os.ReadFile("../../../test/fixtures/live/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}

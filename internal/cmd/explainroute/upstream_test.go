@@ -7,7 +7,7 @@ import (
 )
 
 // TestExplainRouteUpstreamExamples: one request through each of Dynamo's
-// single-node example deployments as rebuilt in pkg/inspect/testdata/upstream
+// single-node example deployments as rebuilt in test/fixtures/upstream
 // (with their DynamoWorkerMetadata): the aggregated ones serve it aggregated on
 // their only worker component (VllmDecodeWorker and SGLang's decode included),
 // the disaggregated ones prefill on a prefill worker and decode on a decode
@@ -16,7 +16,7 @@ import (
 // DynamoWorkerMetadata, so no worker is known to the router: NoEndpoints at
 // decode under kv (docs/upstream-shapes.md).
 func TestExplainRouteUpstreamExamples(t *testing.T) {
-	const dir = "pkg/inspect/testdata/upstream/"
+	const dir = "test/fixtures/upstream/"
 	tests := []struct {
 		file                 string
 		router, mode         string

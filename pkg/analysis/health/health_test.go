@@ -249,7 +249,7 @@ func TestFindingsNil(t *testing.T) {
 }
 
 // TestUpstreamFixtures runs the rules on the fixtures rebuilt from upstream's
-// disagg-multinode examples (pkg/inspect/testdata/upstream): their prefill
+// disagg-multinode examples (test/fixtures/upstream): their prefill
 // workers pass no KV-event flag while the frontend routes in kv mode.
 func TestUpstreamFixtures(t *testing.T) {
 	cases := map[string][]string{
@@ -259,7 +259,7 @@ func TestUpstreamFixtures(t *testing.T) {
 	}
 	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("..", "..", "..", "pkg", "inspect", "testdata", "upstream", file))
+			data, err := os.ReadFile(filepath.Join("..", "..", "..", "test", "fixtures", "upstream", file))
 			if err != nil {
 				t.Fatal(err)
 			}

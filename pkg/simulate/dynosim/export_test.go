@@ -316,7 +316,7 @@ func TestExportExamples(t *testing.T) {
 }
 
 // TestScenarioFromUpstream: upstream-shaped vLLM, SGLang and TRT-LLM
-// disaggregated deployments (pkg/inspect/testdata/upstream).
+// disaggregated deployments (test/fixtures/upstream).
 func TestScenarioFromUpstream(t *testing.T) {
 	for _, tc := range []struct {
 		file, backend string
@@ -329,7 +329,7 @@ func TestScenarioFromUpstream(t *testing.T) {
 		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", "trtllm", 0},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
-			deps := loadDeployments(t, filepath.Join("..", "..", "inspect", "testdata", "upstream", tc.file))
+			deps := loadDeployments(t, filepath.Join("..", "..", "..", "test", "fixtures", "upstream", tc.file))
 			if len(deps) != 1 {
 				t.Fatalf("%d deployments", len(deps))
 			}

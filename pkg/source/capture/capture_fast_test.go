@@ -73,7 +73,7 @@ func TestFastCaptureMatchesReference(t *testing.T) {
 		inputs["seed "+string(rune('A'+i))] = []byte(s)
 	}
 	files, _ := filepath.Glob("../../../examples/*.yaml")
-	more, _ := filepath.Glob("../../../pkg/inspect/testdata/captures/*.yaml")
+	more, _ := filepath.Glob("../../../test/fixtures/captures/*.yaml")
 	files = append(files, more...)
 	if len(files) < 4 {
 		t.Fatalf("found %d capture files", len(files))

@@ -218,7 +218,7 @@ func FuzzReadCapture(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	for _, name := range []string{"labelkey-v1beta1.yaml", "v1alpha1-etcd.yaml", "dwm-payloads.yaml"} {
-		data, err := os.ReadFile(filepath.Join("..", "..", "..", "pkg", "inspect", "testdata", "build", name))
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "test", "fixtures", "build", name))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func jsonValue(t *testing.T, b []byte) any {
 // exactly the JSON of converting it whole, on every example and test capture.
 func TestYAMLListItemByItemMatchesWhole(t *testing.T) {
 	var files []string
-	for _, g := range []string{"../../../examples/*.yaml", "../../../pkg/inspect/testdata/captures/*.yaml", "../../../pkg/inspect/testdata/build/*.yaml"} {
+	for _, g := range []string{"../../../examples/*.yaml", "../../../test/fixtures/captures/*.yaml", "../../../test/fixtures/build/*.yaml"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}
