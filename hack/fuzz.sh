@@ -17,7 +17,7 @@ gocache=$(go env GOCACHE)
 module=$(go list -m)
 # One instrumented test binary per package (go test -c -fuzz), run once per
 # target from the package directory: linking a binary per target was most of
-# the time (about 9 s of a 12 s run of a 3 s target in pkg/inspect).
+# the time (about 9 s of a 12 s run of a 3 s target in what was pkg/inspect).
 built=""
 while IFS=: read -r file target; do
   pkg="./$(dirname "$file")"
