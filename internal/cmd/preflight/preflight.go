@@ -203,7 +203,7 @@ func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster
 	if err != nil {
 		return nil, err
 	}
-	b, err := capture.Parse(data, path)
+	b, err := capture.ParseWhole(data, path)
 	if err != nil {
 		return nil, fmt.Errorf("--nodes-from %s: %w", path, err)
 	}
@@ -213,8 +213,8 @@ func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster
 func (o *Options) captureCluster(b *raw.Bundle, path string, exclude []string) *preflight.Cluster {
 	var objs []*unstructured.Unstructured
 	hasNodes := false
-	for _, u := range b.Objects {
-		objs = append(objs, flatten(u)...)
+	for _, m := range b.AsRead {
+		objs = append(objs, flatten(&unstructured.Unstructured{Object: m})...)
 	}
 	for _, u := range objs {
 		hasNodes = hasNodes || u.GetKind() == "Node"
@@ -284,12 +284,12 @@ func (o *Options) readManifests() ([]preflight.Manifest, []model.Note, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		b, err := capture.Parse(data, f)
+		b, err := capture.ParseWhole(data, f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("-f %s: %w", f, err)
 		}
-		for _, u := range b.Objects {
-			for _, it := range flatten(u) {
+		for _, m := range b.AsRead {
+			for _, it := range flatten(&unstructured.Unstructured{Object: m}) {
 				if it.GetKind() != "DynamoGraphDeployment" || !strings.HasPrefix(it.GetAPIVersion(), "nvidia.com/") {
 					skipped[it.GetKind()]++
 					continue

@@ -319,10 +319,8 @@ func workersUnreadable(b *raw.Bundle, s *model.Snapshot) error {
 	if !degraded {
 		return nil
 	}
-	for _, u := range b.Objects {
-		if u.GetKind() == "Pod" {
-			return nil
-		}
+	if len(b.Objects.Pods) > 0 {
+		return nil
 	}
 	var msgs []string
 	for _, n := range s.Notes {
