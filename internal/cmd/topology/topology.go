@@ -198,7 +198,7 @@ func (o *Options) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	if !o.Watch {
-		defer cmdutil.TuneGCForOneShot()()
+		defer cmdutil.TuneGCForOneShot(cmdutil.GCReport)()
 		report, err := o.report(ctx)
 		if err != nil {
 			return err
