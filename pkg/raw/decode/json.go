@@ -266,6 +266,34 @@ func (d *Decoder) field(i int, key string) int {
 	return at
 }
 
+// Field finds key in the object at B[i] (its last occurrence), as
+// NestedFieldNoCopy does: where its value starts, -1 when i is -1, not an
+// object, or has no such key.
+func (d *Decoder) Field(i int, key string) int { return d.field(i, key) }
+
+// StringField is the string at key in the object at B[i], as NestedString
+// reads it ("" when absent or not a string).
+func (d *Decoder) StringField(i int, key string) string { return d.strOr(d.field(i, key)) }
+
+// StringMapField is the map of strings at key in the object at B[i]: as
+// GetLabels reads one (NestedNullCoercingStringMap) when nullAsEmpty, else as
+// NestedStringMap (strings only); nil when absent or another value.
+func (d *Decoder) StringMapField(i int, key string, nullAsEmpty bool) map[string]string {
+	at := d.field(i, key)
+	if at < 0 {
+		return nil
+	}
+	if !nullAsEmpty {
+		o := jsonscan.NewObj(d.Ends, d.B, at)
+		for d.B[at] == '{' && o.Next() {
+			if d.B[o.Val] != '"' {
+				return nil
+			}
+		}
+	}
+	return d.stringMap(at)
+}
+
 // objectValue decodes the object at B[i] as a JSON value; nil when absent or
 // not an object.
 func (d *Decoder) objectValue(i int) map[string]any {

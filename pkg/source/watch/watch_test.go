@@ -2,7 +2,9 @@ package watch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -48,6 +50,41 @@ func (f *fakeWatchKube) Watch(_ context.Context, gvr schema.GroupVersionResource
 	f.watchers[gvr.Resource] = append(f.watchers[gvr.Resource], fw)
 	f.opened <- gvr.Resource
 	return fw, nil
+}
+
+// WatchJSON is Watch as the API server streams it: each event of the
+// FakeWatcher the test drives, encoded as JSON; closing the stream or ending
+// ctx stops the FakeWatcher.
+func (f *fakeWatchKube) WatchJSON(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (io.ReadCloser, error) {
+	wi, err := f.Watch(ctx, gvr, ns, opts)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer wi.Stop()
+		for {
+			select {
+			case ev, ok := <-wi.ResultChan():
+				if !ok {
+					_ = pw.Close()
+					return
+				}
+				data, err := json.Marshal(map[string]any{"type": ev.Type, "object": ev.Object})
+				if err != nil {
+					_ = pw.CloseWithError(err)
+					return
+				}
+				if _, err := pw.Write(data); err != nil {
+					return // the watcher closed the stream
+				}
+			case <-ctx.Done():
+				_ = pw.CloseWithError(ctx.Err())
+				return
+			}
+		}
+	}()
+	return pr, nil
 }
 
 // current is the latest watch opened on resource.
