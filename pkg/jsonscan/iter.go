@@ -16,7 +16,7 @@ type Obj struct {
 	// KeyStart and KeyEnd delimit the member's key, quotes included; Val is
 	// where its value starts.
 	KeyStart, KeyEnd, Val int
-	pending              bool
+	pending               bool
 }
 
 // NewObj starts iterating over the validated object at b[i] == '{'. ends,

@@ -91,10 +91,10 @@ type TypeMeta struct {
 // GetLabels and GetAnnotations read them: a null value is "", and one value of
 // another type makes them all unknown (nil).
 type ObjectMeta struct {
-	Name              string            `json:"name"`
-	Namespace         string            `json:"namespace"`
-	Labels            map[string]string `json:"labels"`
-	Annotations       map[string]string `json:"annotations"`
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
 	// CreationTimestamp is read for Events only.
 	CreationTimestamp string `json:"creationTimestamp"`
 	// OwnerReferences are read for DWMs only, as Unstructured.GetOwnerReferences

@@ -89,7 +89,7 @@ type FileKeySelector struct {
 
 // EnvFromSource is one envFrom entry.
 type EnvFromSource struct {
-	Prefix       string           `json:"prefix"`
+	Prefix       string            `json:"prefix"`
 	ConfigMapRef *LocalRefOptional `json:"configMapRef"`
 	SecretRef    *LocalRefOptional `json:"secretRef"`
 }

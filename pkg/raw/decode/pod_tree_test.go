@@ -666,7 +666,7 @@ func TestPodWalkCoversTypes(t *testing.T) {
 		reflect.TypeOf(w.Metadata):                     {"name", "namespace", "labels", "annotations"},
 		reflect.TypeOf(w.Spec):                         {"nodeName", "containers", "initContainers"},
 		reflect.TypeOf(w.Status):                       {"phase", "podIP", "podIPs", "conditions"},
-		reflect.TypeOf(containerWire{}):             {"name", "command", "args", "env", "envFrom", "resources", "restartPolicy"},
+		reflect.TypeOf(containerWire{}):                {"name", "command", "args", "env", "envFrom", "resources", "restartPolicy"},
 		reflect.TypeOf(corev1.EnvVar{}):                {"name", "value", "valueFrom"},
 		reflect.TypeOf(corev1.EnvVarSource{}):          {"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"},
 		reflect.TypeOf(corev1.ObjectFieldSelector{}):   {"apiVersion", "fieldPath"},

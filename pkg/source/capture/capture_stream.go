@@ -431,4 +431,3 @@ func (s *streamReader) kvEvents(b []byte) error {
 	s.rd.b.KvEvents = append(s.rd.b.KvEvents, fr.rd.b.KvEvents...)
 	return nil
 }
-
