@@ -143,7 +143,8 @@ func (t *countingTransport) WrappedRoundTripper() http.RoundTripper { return t.n
 type RESTAPI struct {
 	dyn  dynamic.Interface
 	Rest rest.Interface // core/v1 REST client (service proxy)
-	disc rest.Interface // discovery REST client
+	disc rest.Interface // discovery REST client (and LISTs read as JSON)
+	raw  rest.Interface // WATCHes whose objects stay JSON (watch.go)
 	// Log counts the requests made.
 	Log *RequestLog
 }
@@ -161,6 +162,7 @@ func NewAPI(cfg *rest.Config) (*RESTAPI, error) {
 		c.Burst = 100
 	}
 	log := &RequestLog{}
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &bodyLimitTransport{next: rt} })
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, log: log} })
 	// Outermost: only GET and the two service-proxy POSTs leave the process,
 	// and a redirect is never followed (guard.go).
@@ -173,7 +175,11 @@ func NewAPI(cfg *rest.Config) (*RESTAPI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
 	}
-	return &RESTAPI{dyn: dyn, Rest: cs.CoreV1().RESTClient(), disc: cs.Discovery().RESTClient(), Log: log}, nil
+	raw, err := rest.UnversionedRESTClientFor(rawConfig(c))
+	if err != nil {
+		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	return &RESTAPI{dyn: dyn, Rest: cs.CoreV1().RESTClient(), disc: cs.Discovery().RESTClient(), raw: raw, Log: log}, nil
 }
 
 // ServedResources implements API with one discovery GET.
@@ -204,16 +210,53 @@ func (k *RESTAPI) List(ctx context.Context, gvr schema.GroupVersionResource, nam
 }
 
 // ListJSON implements API with one LIST request whose answer is read as JSON,
-// at most maxBytes of it.
+// at most maxBytes of it. The request is made as the dynamic client makes it
+// (Do: a GET whose connection closes or resets before the answer is retried);
+// bodyLimitTransport cuts the answer one byte past maxBytes, so it is never
+// read whole.
 func (k *RESTAPI) ListJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, maxBytes int64) ([]byte, error) {
-	rc, err := k.disc.Get().AbsPath(ListPath(gvr, namespace)).
+	data, err := k.disc.Get().AbsPath(ListPath(gvr, namespace)).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-		SetHeader("Accept", "application/json").Stream(ctx)
+		SetHeader("Accept", "application/json").Do(withBodyLimit(ctx, maxBytes)).Raw()
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	return iolimit.ReadAtMost(rc, maxBytes)
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%w: more than %s", iolimit.ErrResponseTooLarge, iolimit.ByteSize(maxBytes))
+	}
+	return data, nil
+}
+
+// bodyLimitKey carries, in a request's context, the most bytes of its answer
+// the caller reads.
+type bodyLimitKey struct{}
+
+// withBodyLimit makes the answers to requests made with ctx end one byte past
+// limit (bodyLimitTransport).
+func withBodyLimit(ctx context.Context, limit int64) context.Context {
+	return context.WithValue(ctx, bodyLimitKey{}, limit)
+}
+
+// bodyLimitTransport ends the body of an answer one byte past the limit its
+// request's context carries (withBodyLimit), so that a reader that reads it
+// all (client-go's Do) holds at most limit+1 bytes and can tell it was cut.
+type bodyLimitTransport struct{ next http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t *bodyLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	limit, ok := req.Context().Value(bodyLimitKey{}).(int64)
+	if err != nil || !ok || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = limitedBody{Reader: io.LimitReader(resp.Body, limit+1), Closer: resp.Body}
+	return resp, nil
+}
+
+// limitedBody is a response body read through a limit.
+type limitedBody struct {
+	io.Reader
+	io.Closer
 }
 
 // ListPath is the URL path of a LIST: /api/v1[/namespaces/NS]/RESOURCE for the

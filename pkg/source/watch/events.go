@@ -1,18 +1,17 @@
 package watch
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"sort"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/jsonscan"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 )
 
-// The watcher reads its WATCH streams and LIST pages as JSON, into the little
-// it needs of each object (watchObject): no object is decoded whole.
+// The watcher reads the objects of its WATCH events (kube.RawObject) and LIST
+// pages as JSON, into the little it needs of each (watchObject): no object is
+// decoded whole.
 
 // watchObject is what the watcher reads of an object: its name and
 // resourceVersion, an Event's involvedObject.kind, and for a Node the
@@ -101,113 +100,17 @@ func nodeFingerprint(b []byte, ends *jsonscan.Ends, d *decode.Decoder, meta, spe
 	return h.Sum64()
 }
 
-// maxWatchEventBytes bounds one watch event (one object and its envelope); a
-// variable for tests.
-var maxWatchEventBytes = 64 << 20
-
-// eventStream reads the events of a WATCH answer: JSON objects one after
-// another, {"type": …, "object": {…}}.
-type eventStream struct {
-	r   io.Reader
-	buf []byte
-	pos int
-	eof bool
-}
-
-// watchEvent is one event of a WATCH stream.
-type watchEvent struct {
-	Type string
-	// Object is what the watcher reads of the event's object (for an ERROR
-	// event, a Status: its message is in Message).
-	Object  watchObject
-	Message string
-}
-
-// errEventTooLarge ends a watch whose event exceeds maxWatchEventBytes.
-var errEventTooLarge = errors.New("watch event too large")
-
-// next reads the next event; io.EOF at the end of the stream.
-func (s *eventStream) next() (watchEvent, error) {
-	for {
-		s.pos = jsonscan.SkipWS(s.buf, s.pos)
-		if s.pos < len(s.buf) {
-			v := jsonscan.Validator{B: s.buf}
-			end, ok := v.Value(s.pos, 0)
-			// An object is complete at its closing brace: no need to wait for
-			// what follows it (the next event may be minutes away).
-			if ok && end <= len(s.buf) && s.buf[s.pos] == '{' {
-				ev := readWatchEvent(s.buf[s.pos:end])
-				s.pos = end
-				return ev, nil
-			}
-			if !ok && end < len(s.buf)-8 {
-				return watchEvent{}, errors.New("the watch stream is not JSON")
-			}
-			if ok && s.buf[s.pos] != '{' {
-				return watchEvent{}, errors.New("a watch event is not a JSON object")
-			}
-		}
-		if s.eof {
-			if s.pos < len(s.buf) {
-				return watchEvent{}, io.ErrUnexpectedEOF
-			}
-			return watchEvent{}, io.EOF
-		}
-		if err := s.fill(); err != nil {
-			return watchEvent{}, err
-		}
-	}
-}
-
-// fill reads more of the stream, keeping what is not read yet.
-func (s *eventStream) fill() error {
-	kept := len(s.buf) - s.pos
-	if kept >= maxWatchEventBytes {
-		return errEventTooLarge
-	}
-	if cap(s.buf)-kept < 32<<10 {
-		nb := make([]byte, kept, min(max(64<<10, 2*cap(s.buf)), maxWatchEventBytes+64<<10))
-		copy(nb, s.buf[s.pos:])
-		s.buf = nb
-	} else {
-		s.buf = s.buf[:copy(s.buf, s.buf[s.pos:])]
-	}
-	s.pos = 0
-	n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
-	s.buf = s.buf[:len(s.buf)+n]
-	switch {
-	case err == io.EOF:
-		s.eof = true
-	case err != nil:
-		return err
-	}
-	return nil
-}
-
-// readWatchEvent reads a validated event.
-func readWatchEvent(b []byte) watchEvent {
-	var ev watchEvent
-	obj := -1
+// readRawObject reads what the watcher needs of the object of a watch event
+// (kube.RawObject: the dynamic client would have decoded it whole); {} when it
+// is not one JSON object.
+func readRawObject(data []byte) watchObject {
 	var ends jsonscan.Ends
-	v := jsonscan.Validator{B: b, Ends: &ends, EndsDepth: 3}
-	v.Value(0, 0)
-	d := decode.NewDecoder(b, &ends)
-	o := jsonscan.NewObj(&ends, b, 0)
-	for o.Next() {
-		switch o.Key() {
-		case "type":
-			if b[o.Val] == '"' {
-				ev.Type = jsonscan.String(b, o.Val, jsonscan.SkipKnown(&ends, b, o.Val))
-			}
-		case "object":
-			obj = o.Val
-		}
+	v := jsonscan.Validator{B: data, Ends: &ends, EndsDepth: 3}
+	i := jsonscan.SkipWS(data, 0)
+	if end, ok := v.Value(i, 0); !ok || jsonscan.SkipWS(data, end) != len(data) {
+		return watchObject{}
 	}
-	ev.Object = readWatchObject(b, &ends, obj)
-	if ev.Type == "ERROR" {
-		ev.Message = d.StringField(obj, "message")
-	}
-	return ev
+	return readWatchObject(data, &ends, i)
 }
 
 // listPage reads a LIST answer for the watcher: its resourceVersion and

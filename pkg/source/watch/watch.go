@@ -3,7 +3,6 @@ package watch
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -23,11 +22,10 @@ import (
 // ListJSON. kube.RESTAPI implements it; tests substitute fakes. A watch is
 // verb watch: it changes nothing in the cluster.
 type API interface {
-	// WatchJSON opens a WATCH of a resource and returns its answer, a stream
-	// of JSON events ({"type", "object"}), for the caller to read until it
-	// ends and close; cancelling ctx ends it. namespace "" watches all
-	// namespaces (or a cluster-scoped resource).
-	WatchJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (io.ReadCloser, error)
+	// Watch opens a WATCH of a resource; namespace "" watches all namespaces (or
+	// a cluster-scoped resource). The objects of its events are
+	// *kube.RawObject (their JSON), a Status for an ERROR event.
+	Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
 
 // State is the state of a Watcher as a whole.
@@ -428,7 +426,7 @@ func (w *Watcher) run(ctx context.Context, api kube.API, wa API, t *watchTarget,
 		opts := t.opts
 		opts.ResourceVersion = rv
 		opts.AllowWatchBookmarks = true
-		wi, err := wa.WatchJSON(ctx, gvr, t.namespace, opts)
+		wi, err := wa.Watch(ctx, gvr, t.namespace, opts)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -453,7 +451,7 @@ func (w *Watcher) run(ctx context.Context, api kube.API, wa API, t *watchTarget,
 		w.setState(t, "watching", "")
 		delay = w.o.RetryDelay
 		rv = w.consume(ctx, wi, t, rv)
-		_ = wi.Close()
+		wi.Stop()
 		if rv == "" {
 			w.setState(t, "re-listing", "")
 		}
@@ -462,22 +460,35 @@ func (w *Watcher) run(ctx context.Context, api kube.API, wa API, t *watchTarget,
 
 // consume reads events until the watch ends; it returns the resourceVersion to
 // resume from, "" to re-list (an error event such as 410 Gone).
-func (w *Watcher) consume(ctx context.Context, stream io.Reader, t *watchTarget, rv string) string {
-	es := &eventStream{r: stream}
+func (w *Watcher) consume(ctx context.Context, wi watch.Interface, t *watchTarget, rv string) string {
 	for {
-		ev, err := es.next()
-		if err != nil || ctx.Err() != nil {
-			return rv // ended by the server (timeout) or the context: resume
-		}
-		switch watch.EventType(ev.Type) {
-		case watch.Error:
-			return ""
-		case watch.Bookmark:
-			rv = ev.Object.ResourceVersion
-		case watch.Added, watch.Modified, watch.Deleted:
-			rv = ev.Object.ResourceVersion
-			if t.filter == nil || t.filter(watch.EventType(ev.Type), ev.Object) {
-				w.change()
+		select {
+		case <-ctx.Done():
+			return rv
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				return rv // closed by the server (timeout): resume
+			}
+			switch ev.Type {
+			case watch.Error:
+				return ""
+			case watch.Bookmark:
+				if r, isRaw := ev.Object.(*kube.RawObject); isRaw {
+					rv = readRawObject(r.JSON).ResourceVersion
+				} else if m, err := meta.Accessor(ev.Object); err == nil {
+					rv = m.GetResourceVersion()
+				}
+			case watch.Added, watch.Modified, watch.Deleted:
+				r, isRaw := ev.Object.(*kube.RawObject)
+				if !isRaw {
+					w.change()
+					continue
+				}
+				o := readRawObject(r.JSON)
+				rv = o.ResourceVersion
+				if t.filter == nil || t.filter(ev.Type, o) {
+					w.change()
+				}
 			}
 		}
 	}

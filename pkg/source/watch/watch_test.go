@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -39,7 +38,7 @@ func newFakeWatchKube() *fakeWatchKube {
 		watchErrs: map[string]error{}, watchRVs: map[string][]string{}, opened: make(chan string, 100), pending: map[string]int{}}
 }
 
-func (f *fakeWatchKube) Watch(_ context.Context, gvr schema.GroupVersionResource, _ string, opts metav1.ListOptions) (watch.Interface, error) {
+func (f *fakeWatchKube) open(_ context.Context, gvr schema.GroupVersionResource, _ string, opts metav1.ListOptions) (watch.Interface, error) {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
 	f.watchRVs[gvr.Resource] = append(f.watchRVs[gvr.Resource], opts.ResourceVersion)
@@ -52,39 +51,23 @@ func (f *fakeWatchKube) Watch(_ context.Context, gvr schema.GroupVersionResource
 	return fw, nil
 }
 
-// WatchJSON is Watch as the API server streams it: each event of the
-// FakeWatcher the test drives, encoded as JSON; closing the stream or ending
-// ctx stops the FakeWatcher.
-func (f *fakeWatchKube) WatchJSON(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (io.ReadCloser, error) {
-	wi, err := f.Watch(ctx, gvr, ns, opts)
+// Watch is open as the API server answers: each event's Unstructured object
+// as its JSON (kube.RawObject), the FakeWatcher the test drives behind it.
+func (f *fakeWatchKube) Watch(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+	fw, err := f.open(ctx, gvr, ns, opts)
 	if err != nil {
 		return nil, err
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		defer wi.Stop()
-		for {
-			select {
-			case ev, ok := <-wi.ResultChan():
-				if !ok {
-					_ = pw.Close()
-					return
-				}
-				data, err := json.Marshal(map[string]any{"type": ev.Type, "object": ev.Object})
-				if err != nil {
-					_ = pw.CloseWithError(err)
-					return
-				}
-				if _, err := pw.Write(data); err != nil {
-					return // the watcher closed the stream
-				}
-			case <-ctx.Done():
-				_ = pw.CloseWithError(ctx.Err())
-				return
+	return watch.Filter(fw, func(ev watch.Event) (watch.Event, bool) {
+		if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+			data, err := json.Marshal(u.Object)
+			if err != nil {
+				panic(err) // the tests' objects always encode
 			}
+			ev.Object = &kube.RawObject{JSON: data}
 		}
-	}()
-	return pr, nil
+		return ev, true
+	}), nil
 }
 
 // current is the latest watch opened on resource.
