@@ -126,6 +126,22 @@ type bldBuilder struct {
 type bldPod struct {
 	pod  *raw.Pod
 	main *raw.Container
+	// env and envUnknown are bldEnvMap of the main container's env, resolved
+	// once by mainEnv (several passes read it).
+	env        map[string]string
+	envUnknown []string
+	envDone    bool
+}
+
+// mainEnv is bldEnvMap(p.main.Env), resolved on first use; p.main must be
+// set. Its map is shared: read it, never write it (unknown is clipped, so
+// appending to it copies).
+func (p *bldPod) mainEnv() (vals map[string]string, unknown []string) {
+	if !p.envDone {
+		p.env, p.envUnknown = bldEnvMap(p.main.Env)
+		p.envDone = true
+	}
+	return p.env, slices.Clip(p.envUnknown)
 }
 
 func newBuilder(b *raw.Bundle) *bldBuilder {

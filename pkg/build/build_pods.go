@@ -84,7 +84,7 @@ func (bd *bldBuilder) buildPods(d *bldDeployment) {
 			d.dynNamespaces[v] = true
 		}
 		if p.main != nil {
-			env, _ := bldEnvMap(p.main.Env)
+			env, _ := p.mainEnv()
 			if v := env["DYN_NAMESPACE"]; v != "" {
 				d.dynNamespaces[v] = true
 				if sfx := env["DYN_NAMESPACE_WORKER_SUFFIX"]; sfx != "" {
@@ -237,7 +237,7 @@ func (bd *bldBuilder) podReplica(d *bldDeployment, w *bldWorker) {
 func (bd *bldBuilder) workerEnv(d *bldDeployment, w *bldWorker) func(string) (string, bool) {
 	var podEnv, compEnv map[string]string
 	if w.p != nil && w.p.main != nil {
-		podEnv, _ = bldEnvMap(w.p.main.Env)
+		podEnv, _ = w.p.mainEnv()
 	}
 	if w.comp != nil {
 		compEnv, _ = bldEnvMap(w.comp.env)

@@ -52,6 +52,9 @@ func (bd *bldBuilder) finishDeployment(d *bldDeployment) {
 	slices.SortStableFunc(d.workers, func(a, b *bldWorker) int {
 		return cmp.Or(cmp.Compare(a.out.Pod, b.out.Pod), cmp.Compare(a.out.Replica, b.out.Replica))
 	})
+	if len(d.workers) > 0 {
+		d.out.Workers = make([]model.Worker, 0, len(d.workers))
+	}
 	for _, w := range d.workers {
 		d.out.Workers = append(d.out.Workers, w.out)
 	}
@@ -73,7 +76,7 @@ func (bd *bldBuilder) discoveryBackend(d *bldDeployment) {
 	env, label := "", ""
 	for _, p := range d.pods {
 		if p.main != nil && env == "" {
-			m, _ := bldEnvMap(p.main.Env)
+			m, _ := p.mainEnv()
 			env = norm(m["DYN_DISCOVERY_BACKEND"])
 		}
 		if label == "" {
@@ -117,7 +120,7 @@ func (bd *bldBuilder) dynamoNamespace(d *bldDeployment) {
 	if len(count) == 0 {
 		for _, p := range d.pods {
 			if p.main != nil {
-				m, _ := bldEnvMap(p.main.Env)
+				m, _ := p.mainEnv()
 				if v := m["DYN_NAMESPACE"]; v != "" {
 					count[v]++
 				}
@@ -157,7 +160,7 @@ func (bd *bldBuilder) routerConfig(d *bldDeployment) {
 	}
 	switch {
 	case chosen != nil:
-		podEnv, podUnknown := bldEnvMap(chosen.main.Env)
+		podEnv, podUnknown := chosen.mainEnv()
 		comp := d.component(chosen.pod.Labels[bldLabelComponent])
 		var compEnv map[string]string
 		if comp != nil {
