@@ -71,6 +71,7 @@ func newRoutePage(c *common, tokens string, tokenize func(string) ([]uint32, err
 	ti.Prompt = "tokens> "
 	ti.Placeholder = "type or paste token ids (comma or space separated)"
 	ti.CharLimit = 0
+	c.st.textInput(&ti)
 	ti.SetValue(TokenText(tokens))
 	p := &RoutePage{c: c, input: ti, tokenize: tokenize}
 	p.parse()
@@ -368,7 +369,11 @@ func (p *RoutePage) rows() []string {
 	return out
 }
 
-func (p *RoutePage) whatIfLine() string {
+// whatIfLines are the what-ifs, each with its key and its state (◆ when it
+// departs from the deployment), every key always listed — e w +/- z m x a r —
+// and wrapped between what-ifs to the width, so a narrow terminal shows them
+// all on more lines instead of cutting the last ones off (issue 28).
+func (p *RoutePage) whatIfLines(width int) []string {
 	enf := "policy"
 	if i := p.c.deployment(); i >= 0 {
 		if pol := p.c.data.Report.Deployments[i].Policy; pol != nil {
@@ -403,11 +408,16 @@ func (p *RoutePage) whatIfLine() string {
 	}
 	if len(p.excluded) > 0 {
 		parts = append(parts, fmt.Sprintf("x excluded ◆ %d", len(p.excluded)))
+	} else {
+		parts = append(parts, "x exclude ▶")
 	}
 	if p.matrix {
 		parts = append(parts, "a matrix ◆ on")
+	} else {
+		parts = append(parts, "a matrix off")
 	}
-	return "What-ifs: " + strings.Join(parts, " · ")
+	parts = append(parts, "r reset all")
+	return wrapItems("What-ifs: ", "  ", parts, " · ", width)
 }
 
 func (p *RoutePage) view(width, height int) string {
@@ -427,7 +437,8 @@ func (p *RoutePage) view(width, height int) string {
 	if !p.editing {
 		info = "i edits · " + info
 	}
-	top = append(top, st.Dim.Render(fit(info, width)), fit(p.whatIfLine(), width))
+	top = append(top, st.Dim.Render(fit(info, width)))
+	top = append(top, p.whatIfLines(width)...)
 	if p.x != nil {
 		mode := "Router mode: " + p.x.RouterModeLine()
 		if p.x.Router.Mode != "" && !p.x.Router.Mode.IsKV() {

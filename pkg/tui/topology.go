@@ -90,45 +90,86 @@ func (p *topologyPage) view(width, height int) string {
 	for _, d := range r.Domains {
 		maxKV = max(maxKV, d.Prefill.KvTokens+d.Decode.KvTokens)
 	}
-	tiles := make([]string, len(r.Domains))
-	for i := range r.Domains {
-		tiles[i] = p.tile(r, i, maxKV)
-	}
 	perRow := max(1, width/tileWidth)
-	var rows []string
-	for i := 0; i < len(tiles); i += perRow {
-		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, tiles[i:min(i+perRow, len(tiles))]...))
-	}
-	// Scroll so that the cursor's row is visible.
-	first := 0
-	tileH := lipgloss.Height(tiles[0])
+	nRows := (len(r.Domains) + perRow - 1) / perRow
 	// The KV routing line, when the frontend exports the router's
 	// decision-quality series, takes a line above the tiles.
 	quality := ""
 	if q := r.RoutingQuality; q != nil {
 		quality = strings.TrimRight(fit("KV routing: "+q.Line(), width), " ")
-		height--
 	}
-	if visible := max(height/tileH, 1); p.cursor/perRow >= visible {
+	// The tiles get the most detail at which every row fits whole under the
+	// heading (and the quality line): a tile is never cut.
+	avail := height - 1
+	if quality != "" {
+		avail--
+	}
+	detail := tileDetailFor(nRows, avail)
+	tiles := make([]string, len(r.Domains))
+	for i := range r.Domains {
+		tiles[i] = p.tile(r, i, maxKV, detail)
+	}
+	var rows []string
+	for i := 0; i < len(tiles); i += perRow {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, tiles[i:min(i+perRow, len(tiles))]...))
+	}
+	// When even the most compact tiles do not all fit, whole rows scroll so
+	// that the cursor's row is visible, and the heading says which are shown.
+	visible := max(avail/lipgloss.Height(tiles[0]), 1)
+	first := 0
+	if p.cursor/perRow >= visible {
 		first = p.cursor/perRow - visible + 1
 	}
+	last := min(first+visible, nRows)
 	domain := "domain"
 	if r.Policy != nil {
 		domain = r.Policy.Domain
 	}
-	out := []string{fmt.Sprintf("%d %s value(s); ←→↑↓ select, enter expands the hierarchy", len(r.Domains), domain)}
+	heading := fmt.Sprintf("%d %s value(s)", len(r.Domains), domain)
+	if first > 0 || last < nRows {
+		heading += fmt.Sprintf(", rows %d–%d of %d", first+1, last, nRows)
+	}
+	out := []string{heading + "; ←→↑↓ select, enter expands the hierarchy"}
 	if quality != "" {
 		out = append(out, quality)
 	}
-	out = append(out, rows[first:]...)
+	out = append(out, rows[first:last]...)
 	if p.expanded {
 		out = append(out, p.treeView(r, width)...)
 	}
 	return strings.Join(out, "\n")
 }
 
+// tileDetail is how much a tile shows. The full tile has seven lines inside
+// its border; the compact ones drop the least telling first: P:D (the ready
+// counts above it say as much), then the KV and load bars. The title, the
+// prefill and decode counts and the worst finding always show.
+type tileDetail int
+
+const (
+	tileFull    tileDetail = iota // title, prefill, decode, KV, load, P:D, finding
+	tileNoPD                      // without P:D
+	tileCounts                    // title, prefill, decode, finding
+	tileMinimal                   // title, finding
+	numTileDetails
+)
+
+// height is a tile's height at this detail, border included.
+func (d tileDetail) height() int { return [...]int{9, 8, 6, 4}[d] }
+
+// tileDetailFor is the most detail at which rows of tiles fit in height
+// lines, or the least when none does (the rows then scroll).
+func tileDetailFor(rows, height int) tileDetail {
+	for d := tileFull; d < numTileDetails; d++ {
+		if rows*d.height() <= height {
+			return d
+		}
+	}
+	return tileMinimal
+}
+
 // tile renders one domain value.
-func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64) string {
+func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64, detail tileDetail) string {
 	st := p.c.st
 	d := &r.Domains[i]
 	inner := tileWidth - 4
@@ -170,11 +211,15 @@ func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64) stri
 	if d.PrefillToDecode != nil {
 		pd = "P:D  " + strconv.FormatFloat(*d.PrefillToDecode, 'f', 2, 64)
 	}
-	lines := []string{
-		st.Bold.Render(fit(title, inner)),
-		role("prefill", d.Prefill),
-		role("decode", d.Decode),
-		kvLine, loadLine, pd,
+	lines := []string{st.Bold.Render(fit(title, inner))}
+	if detail <= tileCounts {
+		lines = append(lines, role("prefill", d.Prefill), role("decode", d.Decode))
+	}
+	if detail <= tileNoPD {
+		lines = append(lines, kvLine, loadLine)
+	}
+	if detail == tileFull {
+		lines = append(lines, pd)
 	}
 	flag := "✓ no finding"
 	if len(d.Flags) > 0 {

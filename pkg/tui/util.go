@@ -141,6 +141,27 @@ func wrap(text string, width int) []string {
 	return lines
 }
 
+// wrapItems joins items with sep into lines of at most width cells, breaking
+// only between items: the first line starts with first, the others with
+// indent. An item wider than a line on its own is cut with an ellipsis.
+func wrapItems(first, indent string, items []string, sep string, width int) []string {
+	var lines []string
+	line, empty := first, true
+	for _, it := range items {
+		switch {
+		case empty:
+			line += it
+		case lipgloss.Width(line)+lipgloss.Width(sep)+lipgloss.Width(it) <= width:
+			line += sep + it
+		default:
+			lines = append(lines, fit(line, width))
+			line = indent + it
+		}
+		empty = false
+	}
+	return append(lines, fit(line, width))
+}
+
 // orDash returns s, or "-" when empty.
 func orDash(s string) string {
 	if s == "" {

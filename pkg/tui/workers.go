@@ -66,6 +66,7 @@ func newWorkersPage(c *common) *workersPage {
 	ti.Prompt = "/"
 	ti.Placeholder = "text, role:prefill, domain:us-east-1a, node:…"
 	ti.CharLimit = 200
+	c.st.textInput(&ti)
 	return &workersPage{c: c, filter: ti}
 }
 
