@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // tileWidth is a topology tile's outer width: wide enough for the longest
@@ -96,7 +97,7 @@ func (p *topologyPage) view(width, height int) string {
 	// decision-quality series, takes a line above the tiles.
 	quality := ""
 	if q := r.RoutingQuality; q != nil {
-		quality = strings.TrimRight(fit("KV routing: "+q.Line(), width), " ")
+		quality = strings.TrimRight(fit("KV routing: "+safe(q.Line()), width), " ")
 	}
 	// The tiles get the most detail at which every row fits whole under the
 	// heading (and the quality line): a tile is never cut.
@@ -123,7 +124,7 @@ func (p *topologyPage) view(width, height int) string {
 	last := min(first+visible, nRows)
 	domain := "domain"
 	if r.Policy != nil {
-		domain = r.Policy.Domain
+		domain = safe(r.Policy.Domain)
 	}
 	heading := fmt.Sprintf("%d %s value(s)", len(r.Domains), domain)
 	if first > 0 || last < nRows {
@@ -174,23 +175,27 @@ func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64, deta
 	d := &r.Domains[i]
 	inner := tileWidth - 4
 	sev := p.worstFlag(r, d)
-	name := d.Value
+	name := safe(d.Value)
 	if name == "" {
 		name = "(no value)"
 		if r.Policy == nil {
 			name = "(whole deployment)"
 		}
 	}
-	title := name
-	if sev != "" {
-		title = severitySymbol(sev) + " " + title
+	// The marks first (cursor, highlight, severity), never cut; the value
+	// after them, cut to the tile in the middle (termsafe.Truncate), keeping
+	// its start and its end, where values differ.
+	var marks string
+	if i == p.cursor {
+		marks += "▶ "
 	}
 	if p.c.hl.active && p.c.hl.domain == d.Value {
-		title = "◆ " + title
+		marks += "◆ "
 	}
-	if i == p.cursor {
-		title = "▶ " + title
+	if sev != "" {
+		marks += severitySymbol(sev) + " "
 	}
+	title := marks + termsafe.Truncate(name, inner-termsafe.Width(marks))
 	role := func(label string, rc model.RoleCapacity) string {
 		t := fmt.Sprintf("%-7s %d/%d ready %3d GPU", label, rc.Ready, rc.Total, rc.GPUs)
 		if rc.Ready < rc.Total {
@@ -306,7 +311,7 @@ func (p *topologyPage) treeView(r *model.DeploymentReport, width int) []string {
 	walk = func(n *model.TreeNode, prefix, branch string) {
 		label := "(deployment)"
 		if n.Domain != "" {
-			label = n.Domain + " " + n.Value
+			label = safe(n.Domain) + " " + safe(n.Value)
 		}
 		line := fmt.Sprintf("%s%s%s   prefill %d/%d (%d GPU)   decode %d/%d (%d GPU)", prefix, branch, label,
 			n.Prefill.Ready, n.Prefill.Total, n.Prefill.GPUs, n.Decode.Ready, n.Decode.Total, n.Decode.GPUs)

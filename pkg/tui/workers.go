@@ -24,10 +24,10 @@ type workerColumn struct {
 }
 
 var workerColumns = []workerColumn{
-	{"POD", 0, false, func(r *workerRow) string { return r.Pod }, func(a, b *workerRow) int { return cmp.Compare(a.Pod, b.Pod) }},
-	{"ROLE", 8, false, func(r *workerRow) string { return r.Role }, func(a, b *workerRow) int { return cmp.Compare(a.Role, b.Role) }},
-	{"DOMAIN", 12, false, func(r *workerRow) string { return orDash(r.Domain) }, func(a, b *workerRow) int { return cmp.Compare(a.Domain, b.Domain) }},
-	{"NODE", 14, false, func(r *workerRow) string { return orDash(r.Node) }, func(a, b *workerRow) int { return cmp.Compare(a.Node, b.Node) }},
+	{"POD", 0, false, func(r *workerRow) string { return safe(r.Pod) }, func(a, b *workerRow) int { return cmp.Compare(a.Pod, b.Pod) }},
+	{"ROLE", 8, false, func(r *workerRow) string { return safe(r.Role) }, func(a, b *workerRow) int { return cmp.Compare(a.Role, b.Role) }},
+	{"DOMAIN", 12, false, func(r *workerRow) string { return safe(orDash(r.Domain)) }, func(a, b *workerRow) int { return cmp.Compare(a.Domain, b.Domain) }},
+	{"NODE", 14, false, func(r *workerRow) string { return safe(orDash(r.Node)) }, func(a, b *workerRow) int { return cmp.Compare(a.Node, b.Node) }},
 	{"READY", 5, false, func(r *workerRow) string {
 		if r.Ready {
 			return "✓"
@@ -195,7 +195,7 @@ func (p *workersPage) view(width, height int) string {
 	// longest name.
 	pods := make([]string, len(p.all))
 	for i := range p.all {
-		pods[i] = p.all[i].Pod
+		pods[i] = safe(p.all[i].Pod)
 	}
 	for i := range cols {
 		switch cols[i].title {
