@@ -126,12 +126,16 @@ type bldBuilder struct {
 	topologies map[string]map[string]*unstructured.Unstructured
 	// etcd is the decoded etcd discovery state.
 	etcd *bldEtcdState
+	// operators are the Dynamo operator Deployments read.
+	operators []model.Operator
 }
 
 // bldPod is a converted Pod with the facts derived from it.
 type bldPod struct {
 	pod  corev1.Pod
 	main *corev1.Container
+	// image is the main container's image ("" when it is not a string).
+	image string
 }
 
 func newBuilder(b *raw.Bundle) *bldBuilder {
@@ -197,6 +201,8 @@ func (bd *bldBuilder) build() *model.Snapshot {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	bd.noteOrphanScrapes(deps)
+	sortOperators(bd.operators)
+	s.Operators = bd.operators
 	slices.SortStableFunc(bd.notes, func(a, b model.Note) int {
 		return cmp.Or(cmp.Compare(a.Deployment, b.Deployment), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Message, b.Message))
 	})
@@ -282,6 +288,8 @@ func (bd *bldBuilder) index() {
 				bd.services[ns] = append(bd.services[ns], u)
 			case kind == "Event" && (group == "" || group == "events.k8s.io"):
 				bd.events = append(bd.events, u)
+			case kind == "Deployment" && group == "apps" && bldIsOperator(u):
+				bd.operators = append(bd.operators, bldOperator(u))
 			case (kind == "ClusterTopologyBinding" || kind == "ClusterTopology") && group == "grove.io":
 				if bd.topologies[kind] == nil {
 					bd.topologies[kind] = map[string]*unstructured.Unstructured{}
@@ -504,7 +512,33 @@ func bldConvertPod(u *unstructured.Unstructured) (p *bldPod, err error) {
 	p.pod.Spec.NodeName, p.pod.Spec.Containers, p.pod.Spec.InitContainers = w.Spec.NodeName, bldContainers(w.Spec.Containers), bldContainers(w.Spec.InitContainers)
 	p.pod.Status.Phase, p.pod.Status.PodIP, p.pod.Status.PodIPs, p.pod.Status.Conditions = w.Status.Phase, w.Status.PodIP, w.Status.PodIPs, w.Status.Conditions
 	p.main = bldMainContainer(p.pod.Spec.Containers, p.pod.Annotations[bldAnnMainContainer])
+	if p.main != nil {
+		p.image = bldContainerImage(u.Object, p.main.Name)
+	}
 	return p, nil
+}
+
+// bldMaxImageRef bounds an image reference read from the cluster (registry
+// host, path and tag or digest stay far below it).
+const bldMaxImageRef = 512
+
+// bldContainerImage reads spec.containers[name].image leniently: the image is
+// read only to tell the Dynamo release, so a missing or malformed one (not a
+// string, too long) reads as "" instead of making the pod unreadable.
+func bldContainerImage(obj map[string]any, name string) string {
+	spec, _ := obj["spec"].(map[string]any)
+	cs, _ := spec["containers"].([]any)
+	for _, c := range cs {
+		m, _ := c.(map[string]any)
+		if n, _ := m["name"].(string); n != name {
+			continue
+		}
+		if img, _ := m["image"].(string); len(img) <= bldMaxImageRef {
+			return img
+		}
+		return ""
+	}
+	return ""
 }
 
 // bldMainContainer returns the container named name (default "main"), else the

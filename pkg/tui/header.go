@@ -7,6 +7,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // header renders the lines above the tabs: context, namespace, deployment,
@@ -32,6 +33,17 @@ func (m *Model) header() string {
 		line2 += "  Policy: " + policyText(c.data.Report.Deployments[i].Policy)
 		if mode := c.data.Report.Deployments[i].RouterMode; mode != "" {
 			line2 += "  Router: " + safe(mode)
+		}
+		// The release the deployment is read at: in full where it fits, the
+		// bare version on this line or the first where it does not.
+		dyn := c.data.Report.Deployments[i].Dynamo
+		switch full, bare := "  Dynamo: "+dyn.Short(), "  Dynamo: "+dyn.Bare(); {
+		case termsafe.Width(line2+full) <= c.width:
+			line2 += full
+		case termsafe.Width(line2+bare) <= c.width:
+			line2 += bare
+		case termsafe.Width(line1+bare) <= c.width:
+			line1 += bare
 		}
 	}
 	lines := []string{fit(line1, c.width), fit(line2, c.width), fit(m.sourcesLine(), c.width)}

@@ -195,6 +195,9 @@ func (p *RoutePage) domainKey() string {
 // options turns the what-ifs into explain options.
 func (p *RoutePage) options() explain.Options {
 	o := explain.Options{}
+	if p.c.data != nil {
+		o.DynamoVersion = p.c.data.DynamoVersion
+	}
 	o.Knobs.Enforcement = p.enforcement
 	if w := weights[p.weight]; w > 0 {
 		o.Knobs.PreferredWeight = &w

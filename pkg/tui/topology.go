@@ -89,7 +89,7 @@ func (p *topologyPage) view(width, height int) string {
 	}
 	var maxKV uint64
 	for _, d := range r.Domains {
-		maxKV = max(maxKV, d.Prefill.KvTokens+d.Decode.KvTokens)
+		maxKV = max(maxKV, d.Prefill.KvTokens+d.Decode.KvTokens+d.Aggregated.KvTokens)
 	}
 	perRow := max(1, width/tileWidth)
 	nRows := (len(r.Domains) + perRow - 1) / perRow
@@ -203,7 +203,7 @@ func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64, deta
 		}
 		return t
 	}
-	kv := d.Prefill.KvTokens + d.Decode.KvTokens
+	kv := d.Prefill.KvTokens + d.Decode.KvTokens + d.Aggregated.KvTokens
 	kvLine := "KV   " + st.Dim.Render("unknown")
 	if kv > 0 && maxKV > 0 {
 		kvLine = "KV   " + st.bar(float64(kv)/float64(maxKV), 10) + " " + humanTokens(kv)
@@ -216,9 +216,14 @@ func (p *topologyPage) tile(r *model.DeploymentReport, i int, maxKV uint64, deta
 	if d.PrefillToDecode != nil {
 		pd = "P:D  " + strconv.FormatFloat(*d.PrefillToDecode, 'f', 2, 64)
 	}
+	first := role("prefill", d.Prefill)
+	if d.Aggregated.Total > 0 && d.Prefill.Total == 0 {
+		// Aggregated workers serve prefill and decode in one process.
+		first = role("aggr.", d.Aggregated)
+	}
 	lines := []string{st.Bold.Render(fit(title, inner))}
 	if detail <= tileCounts {
-		lines = append(lines, role("prefill", d.Prefill), role("decode", d.Decode))
+		lines = append(lines, first, role("decode", d.Decode))
 	}
 	if detail <= tileNoPD {
 		lines = append(lines, kvLine, loadLine)

@@ -56,6 +56,7 @@ var (
 	GVREvents                        = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 	GVRNodes                         = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	GVREndpointSlices                = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	GVRDeployments                   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
 // API is the read-only surface of the Kubernetes API the collector uses. The
@@ -522,6 +523,12 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 			consequence: "node labels (zone, rack) are unknown, so TopologyLabelDrift cannot be checked against the nodes and workers without a pod label have no domain"},
 			func(u *unstructured.Unstructured) bool { return nodeNames[u.GetName()] })
 	}
+	// The Dynamo operator's controller manager, in whatever namespace it runs:
+	// its release (--operator-version) is one of the signals of the release the
+	// deployments run (pkg/behavior).
+	add(&kubeRead{gvr: GVRDeployments, kind: "Deployment", opts: metav1.ListOptions{LabelSelector: OperatorSelector},
+		consequence: "the Dynamo operator's release is unknown (the release is told from the runtime images alone)", severity: model.NoteInfo},
+		func(u *unstructured.Unstructured) bool { trimOperator(u); return true })
 	switch {
 	case has(2, "clustertopologybindings"):
 		add(&kubeRead{gvr: GVRClusterTopologyBinding, kind: "ClusterTopologyBinding", cluster: true,
@@ -782,7 +789,7 @@ func fatalKubeError(err error) bool {
 // collectKindOrder ranks kinds for a stable, readable object order.
 var collectKindOrder = map[string]int{
 	"DynamoGraphDeployment": 0, "ClusterTopologyBinding": 1, "ClusterTopology": 1, "Node": 2, "Service": 3,
-	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7,
+	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7, "Deployment": 8,
 }
 
 // sortCollected orders objects by kind, namespace, name.

@@ -80,8 +80,8 @@ func TestCollectKubernetesFiltersAndConstantRequests(t *testing.T) {
 			}
 		}
 	}
-	if counts[3] != counts[12] || counts[3] != 8 {
-		t.Errorf("distinct LIST requests = %v, want 8 for both sizes", counts)
+	if counts[3] != counts[12] || counts[3] != 9 {
+		t.Errorf("distinct LIST requests = %v, want 9 for both sizes", counts)
 	}
 }
 
