@@ -41,7 +41,7 @@ test: ## The whole suite: provisions what it needs (cached), verify, lint, tests
 
 .PHONY: test-full
 test-full: ## As test, with the randomized tests at their long sizes (KDYN_TEST_LONG=1; nightly-style, about 3x longer)
-	KDYN_TEST_LONG=1 KDYN_NO_BUDGET=1 hack/test.sh
+	KDYN_TEST_LONG=1 hack/test.sh
 
 .PHONY: test-unit
 test-unit: ## Only the Go tests (race where concurrent, plain elsewhere), without provisioning: control-plane and tokenizer tests skip if their data is missing

@@ -4,8 +4,10 @@
 # registry and Debian's packages: it provisions what the tests need (cached),
 # and then nothing is skipped for a missing binary or data file.
 #
-# Phases (each timed against its budget by hack/lib/phase.sh; the budgets and
-# the measurements behind them are in docs/development.md, "Time budget"):
+# Phases (each timed against its budget by hack/lib/phase.sh, which flags one
+# that ran over and lists them at the end; time never fails make test: only a
+# test, a check or a build does. The budgets and the measurements behind them
+# are in docs/development.md, "Time budget"):
 #
 #   provision   in the background, at low priority, while verify and lint run:
 #               kube-apiserver, etcd and kubectl built from the Go module proxy
@@ -28,12 +30,18 @@
 #
 # Environment: KDYN_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo)
 # holds the provisioned data; KDYN_TEST_LONG=1 runs the randomized tests at
-# their long sizes (make test-full); KDYN_NO_BUDGET=1 reports budget overruns
-# without failing.
+# their long sizes (make test-full). Under .ci/run, CI's time rule stops the run
+# after a phase when the whole run is on course to pass 75 minutes
+# (hack/lib/phase.sh, hack/runclock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib/phase.sh
 . hack/lib/gotest.sh
+
+# The foreground phases and their budgets in seconds: a fresh idle 2-core
+# machine's times with a margin (docs/development.md, "Time budget").
+phase_plan verify 300 lint 300 "provision wait" 420 \
+  test-race 600 test-plain 120 test-arm64 180 hostile-env 120
 
 export KDYN_CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}"
 export KDYN_REQUIRE_TESTDATA=1
@@ -81,20 +89,17 @@ prov_pid=$!
 # A failed phase does not stop the run: every later phase still runs, so one run
 # shows every failure; the run fails at the end.
 failed=()
-phase verify 300 make --no-print-directory verify || failed+=(verify)
-phase lint 300 make --no-print-directory lint || failed+=(lint)
+phase verify make --no-print-directory verify || failed+=(verify)
+phase lint make --no-print-directory lint || failed+=(lint)
 
 # --- wait for provisioning -----------------------------------------------------------
-printf '\n== provision (waiting for the background job)\n'
-wait_start=$SECONDS
-if ! wait "$prov_pid"; then
+if ! phase "provision wait" wait "$prov_pid"; then
   prov_pid=
   echo "provisioning failed (see the 'provision |' lines above)" >&2
   exit 1
 fi
 prov_pid=
-phase_record "provision (background)" 700 "$(cat "$work/provision.seconds")" || failed+=(provision)
-phase_record "  of which waited for" 420 $((SECONDS - wait_start)) || failed+=(provision-wait)
+phase_record "provision (background)" 700 "$(cat "$work/provision.seconds")"
 KDYN_TESTBIN=$(cat "$work/testbin")
 export KDYN_TESTBIN
 # Without it (provisioning failed, see above) the rendering test looks for
@@ -110,13 +115,13 @@ go build -o "$work/testsum" ./hack/testsum
 export KDYN_TESTSUM=$work/testsum
 read -ra race_pkgs <<<"$(hack/test-packages.sh race)"
 read -ra plain_pkgs <<<"$(hack/test-packages.sh plain)"
-CGO_ENABLED=1 phase test-race 600 gotest race -race -shuffle=on -count=1 -timeout 20m "${race_pkgs[@]}" || failed+=(test-race)
-phase test-plain 120 gotest plain -shuffle=on -count=1 -timeout 20m "${plain_pkgs[@]}" || failed+=(test-plain)
-phase test-arm64 180 hack/test-arm64.sh || failed+=(test-arm64)
-phase hostile-env 120 hack/hostile-env.sh || failed+=(hostile-env)
+CGO_ENABLED=1 phase test-race gotest race -race -shuffle=on -count=1 -timeout 20m "${race_pkgs[@]}" || failed+=(test-race)
+phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_pkgs[@]}" || failed+=(test-plain)
+phase test-arm64 hack/test-arm64.sh || failed+=(test-arm64)
+phase hostile-env hack/hostile-env.sh || failed+=(hostile-env)
 
 printf '\n== summary (%ss in all)\n' $((SECONDS - began))
-phase_record "make test" 1200 $((SECONDS - began)) || failed+=("make test (time)")
+phase_record "make test" 1200 $((SECONDS - began))
 phase_report
 rc=0
 "$KDYN_TESTSUM" -total "$KDYN_TEST_RECORDS" -label total || rc=1
