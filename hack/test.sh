@@ -135,20 +135,22 @@ lint_when_built() {
 phase lint lint_when_built || failed+=(lint)
 
 # --- wait for the background jobs -------------------------------------------------
+record_background() { # NAME BUDGET FILE: the job's time, when it finished
+  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")"; fi
+}
+# (The jobs' own times are recorded before the phase ends, so that a report
+# made when the run clock stops the run there says where the time went.)
 wait_background() {
   local pid rc=0
   for pid in "${bg_pids[@]}"; do wait "$pid" || rc=1; done
   bg_pids=()
+  record_background "provision control plane" 700 control-plane
+  record_background "provision downloads" 300 downloads
+  record_background "compile ahead" 700 compile-ahead
   if [ $rc -ne 0 ]; then echo "provisioning failed (see the 'provision … | FAILED' lines above)" >&2; fi
   return $rc
 }
 phase "background wait" wait_background || failed+=(provision)
-record_background() { # NAME BUDGET FILE: the job's time, when it finished
-  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")"; fi
-}
-record_background "provision control plane" 700 control-plane
-record_background "provision downloads" 300 downloads
-record_background "compile ahead" 700 compile-ahead
 KDYN_TESTBIN=$(cat "$work/testbin" 2>/dev/null || true)
 export KDYN_TESTBIN
 # Without it (provisioning failed, see above) the rendering test looks for

@@ -17,7 +17,9 @@
 # KDYN_RUN_LEDGER (a file) and KDYN_RUNCLOCK (where hack/runclock is built): every
 # planned phase is written to the ledger, and after each one hack/runclock
 # judges whether the run as a whole is on course to pass 75 minutes (CI kills
-# it at 90); when it is, the run stops there (exit 3), saying why.
+# it at 90); when it is, the run stops there, saying why (phase_clock writes the
+# judgement to $KDYN_RUN_LEDGER.stopped for .ci/run's closing summary, and
+# exits 3).
 # KDYN_NO_BUDGET=1 prints that judgement without stopping (for a machine known
 # to be slow). KDYN_PHASE_ROWS (a file), when set, collects the rows of every
 # script of the run, so that .ci/run's closing summary covers make test's
@@ -96,7 +98,7 @@ phase_clock() {
         echo "run clock: KDYN_NO_BUDGET=1: not stopping" >&2
         return 0
       fi
-      phase_report >&2
+      echo "$out" >"$KDYN_RUN_LEDGER.stopped"
       echo "STOPPED on time: the run is on course to pass 75 minutes (see the run clock line above)." >&2
       exit 3
       ;;

@@ -158,7 +158,7 @@ func (p Projection) String() string {
 		fmt.Fprintf(&b, ": on course for %s", minutes(p.Projected))
 	}
 	if p.Over() {
-		fmt.Fprintf(&b, ", past the %s limit (CI kills a run at 90 min). The tests did not fail; this machine is too slow or too busy for CI: the phases above that ran long say where the time went (docs/development.md, \"Time budget\")", minutes(p.Limit))
+		fmt.Fprintf(&b, ", past the %s limit (CI kills a run at 90 min). Stopped for time, not for a failure: this machine is too slow or too busy for CI, and the phases that ran long say where the time went (docs/development.md, \"Time budget\")", minutes(p.Limit))
 	} else {
 		fmt.Fprintf(&b, "; limit %s", minutes(p.Limit))
 	}
