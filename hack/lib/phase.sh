@@ -124,7 +124,7 @@ phase_report() {
   for row in "${rows[@]}"; do
     IFS=$'\t' read -r name took budget status <<<"$row"
     over=$(_phase_over "$took" "$budget")
-    printf '  %-34s %5ds   budget %5ds   %s%s\n' "$name" "$took" "$budget" "$status" "${over:+   OVER BUDGET $over}"
+    printf '  %-38s %5ds   budget %5ds   %s%s\n' "$name" "$took" "$budget" "$status" "${over:+   OVER BUDGET $over}"
     if [ -n "$over" ]; then long+=("$(printf '%s: %ss of %ss, %s' "${name#"${name%%[! ]*}"}" "$took" "$budget" "$over")"); fi
   done
   if [ "${#long[@]}" -eq 0 ]; then
