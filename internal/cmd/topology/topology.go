@@ -370,4 +370,3 @@ func nothingReadable(s *model.Snapshot, source []string) error {
 	return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s", detail),
 		"Try: "+strings.Join(append([]string{"kubectl auth can-i list dynamographdeployments.nvidia.com"}, source...), " ")+", and see docs/rbac.md for the read-only role")
 }
-
