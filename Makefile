@@ -41,7 +41,7 @@ test: ## The whole suite: provisions what it needs (cached), verify, lint, tests
 
 .PHONY: test-full
 test-full: ## As test, with the randomized tests at their long sizes (KDYN_TEST_LONG=1; nightly-style, about 3x longer)
-	KDYN_TEST_LONG=1 KDYN_NO_BUDGET=1 hack/test.sh
+	KDYN_TEST_LONG=1 hack/test.sh
 
 .PHONY: test-unit
 test-unit: ## Only the Go tests (race where concurrent, plain elsewhere), without provisioning: control-plane and tokenizer tests skip if their data is missing
@@ -77,6 +77,9 @@ test-arm64: ## Run the routing-core tests as arm64 binaries (natively, or under 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-tool
+lint-tool: $(GOLANGCI_LINT) ## Build the pinned golangci-lint only (make test does it in the background)
 
 $(GOLANGCI_LINT):
 	hack/install-golangci-lint.sh $(GOLANGCI_LINT_VERSION) $(GOLANGCI_LINT)

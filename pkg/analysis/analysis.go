@@ -20,7 +20,7 @@ func Analyze(s *model.Snapshot, o AnalyzeOptions) *model.Report {
 	if s == nil {
 		return r
 	}
-	r.Findings = append(r.Findings, health.FindingsWith(s, health.Options{DynamoVersion: o.DynamoVersion, Profile: o.Profile})...)
+	r.Findings = append(r.Findings, health.FindingsWith(s, health.Options{DynamoVersion: o.DynamoVersion})...)
 	model.SortFindings(r.Findings)
 	return r
 }

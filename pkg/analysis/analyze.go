@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
@@ -46,6 +47,7 @@ func AnalyzeTopology(s *model.Snapshot, opts AnalyzeOptions) *model.Report {
 	}
 	for i := range s.Deployments {
 		a := anNewAnalysis(&s.Deployments[i], s.Notes, skew)
+		a.rd = readDeployment(s, &s.Deployments[i], opts.DynamoVersion)
 		r.Deployments = append(r.Deployments, a.run())
 		r.Findings = append(r.Findings, a.findings...)
 	}
@@ -75,6 +77,21 @@ type anReplica struct {
 	// dp ranks whose load is known; hasLoad says whether any is.
 	loadActive, loadBlocks uint64
 	hasLoad                bool
+	// unregistered marks a replica whose pods run but which published no
+	// Dynamo instance while discovery was read: the router does not know it,
+	// so it is not counted ready.
+	unregistered bool
+}
+
+// readDeployment reads d at the release the deployment runs (or the
+// --dynamo-version override; an invalid one is the command's to refuse, and
+// reads as detected here).
+func readDeployment(s *model.Snapshot, d *model.Deployment, override string) *behavior.Reading {
+	rd, err := behavior.ReadDeployment(s, d, override)
+	if err != nil {
+		rd, _ = behavior.ReadDeployment(s, d, "")
+	}
+	return rd
 }
 
 // published reports whether the replica published a model card (runtime config).
@@ -95,7 +112,9 @@ func anHasCard(in *model.Instance) bool {
 
 // anAnalysis is the per-deployment state of AnalyzeTopology.
 type anAnalysis struct {
-	d        *model.Deployment
+	d *model.Deployment
+	// rd is how Dynamo treats the deployment at its release (pkg/behavior).
+	rd       *behavior.Reading
 	pol      *model.TransferPolicy
 	notes    []model.Note
 	skew     float64
@@ -121,7 +140,8 @@ func (a *anAnalysis) domainName() string {
 
 func (a *anAnalysis) run() model.DeploymentReport {
 	d := a.d
-	dr := model.DeploymentReport{Name: d.Name, Namespace: d.Namespace, RouterMode: d.Router.Mode, RoutingQuality: d.RoutingQuality}
+	dr := model.DeploymentReport{Name: d.Name, Namespace: d.Namespace, RouterMode: d.Router.Mode, RoutingQuality: d.RoutingQuality,
+		Dynamo: a.rd.Release.Model()}
 	if p := a.pol; p != nil {
 		dr.Policy = &model.PolicySummary{
 			Domain: p.Domain, Enforcement: string(p.Enforcement), Mode: string(p.Mode),
@@ -133,6 +153,14 @@ func (a *anAnalysis) run() model.DeploymentReport {
 		}
 	}
 	a.replicas = anBuildReplicas(d.Workers, a.pol != nil)
+	for _, r := range a.replicas {
+		// The router serves from registered workers only: a ready pod that
+		// published no instance (discovery read) is not capacity. A pod that
+		// is not ready stays NotReadyWorkers' (it cannot have registered).
+		if st, ok := a.rd.State(r.leader.Pod); ok && r.ready && (st.Registered == behavior.NotRegistered || st.Registered == behavior.Rejected) {
+			r.ready, r.unregistered = false, true
+		}
+	}
 	a.domains = a.buildDomains()
 	dr.PrefillToDecode = a.deploymentRatio()
 	dr.Tree = anBuildTree(d, a.replicas)
@@ -227,7 +255,7 @@ func anWorkerReports(rs []*anReplica) []model.WorkerReport {
 	out := make([]model.WorkerReport, 0, len(rs))
 	for _, r := range rs {
 		wr := model.WorkerReport{Leader: r.leader.Pod, Component: r.leader.Component, Role: r.role, RoleSignal: r.leader.RoleSignal,
-			Pods: []string{r.leader.Pod}, Ready: r.ready, GPUs: r.gpus, Value: r.value}
+			Pods: []string{r.leader.Pod}, Ready: r.ready, Unregistered: r.unregistered, GPUs: r.gpus, Value: r.value}
 		if len(r.pending) > 0 {
 			pp := *r.pending[0].Pending
 			wr.Pending = &pp

@@ -572,13 +572,19 @@ func TestAnalyzeSortingAndDeterminism(t *testing.T) {
 	for _, f := range r1.Findings {
 		got = append(got, fmt.Sprintf("%s %s/%s %s %s", f.Severity, f.Namespace, f.Deployment, f.ID, f.Domain))
 	}
+	// Prefill-only deployments are never ready (Dynamo 1.3 and later); the
+	// round-robin decode hop ignores the required constraint, so the
+	// prefill-only zone c and the single decode of d do not fail requests;
+	// ns/another has no decode worker at all, so preferred cannot help it.
 	want := []string{
+		"error aaa/dgd ModelNotReady ",
 		"error aaa/dgd PrefillDomainWithoutDecode q",
-		"error ns/dgd PrefillDomainWithoutDecode c",
-		"warning ns/another PrefillDomainWithoutDecode x",
+		"error ns/another ModelNotReady ",
+		"error ns/another PrefillDomainWithoutDecode x",
+		"warning ns/dgd PrefillDomainWithoutDecode c",
 		"warning ns/dgd RouterNotKV ",
-		"warning ns/dgd SingleDecodeInDomain d",
 		"info ns/dgd NotReadyWorkers ",
+		"info ns/dgd SingleDecodeInDomain d",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
@@ -86,6 +87,7 @@ func TopologyFindingIDs() []string {
 		FindingInvalidWorkerTopology, FindingPolicyWithoutTopologyEnv, FindingTopologyLevelsUnavailable,
 		FindingWorkerRoleUnknown, FindingNotReadyWorkers,
 		FindingWorkerRolesUndecided, FindingWorkerPodsMissing, FindingWorkerPodsPending,
+		FindingModelNotReady, FindingWorkersNotRegistered, FindingMixedDynamoReleases, FindingNoDecodeWorkers,
 	}
 	slices.Sort(ids)
 	return ids
@@ -128,11 +130,18 @@ func (a *anAnalysis) check() {
 	a.checkRolesAndReadiness()
 	a.checkPending()
 	a.checkUnclassified()
+	a.checkBehavior()
 }
 
 // required reports whether the policy's enforcement is required (the CRD default).
 func (a *anAnalysis) required() bool {
 	return a.pol != nil && a.pol.Enforcement != routecore.EnforcementPreferred
+}
+
+// enforcedRequired reports whether a required policy is enforced at the
+// decode pick: required, and the decode hop honours the constraint (kv).
+func (a *anAnalysis) enforcedRequired() bool {
+	return a.required() && a.rd.Decode.Constraint != behavior.ConstraintIgnored
 }
 
 func (a *anAnalysis) enforcement() string {
@@ -233,45 +242,39 @@ func anOrNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// checkRouterMode: RouterNotKV.
+// checkRouterMode: RouterNotKV. Only the decode hop reads the transfer
+// constraint; its mode (the frontend's, or the decode worker set's own
+// router_config, pkg/behavior) decides whether the policy is honoured.
 func (a *anAnalysis) checkRouterMode() {
 	if a.pol == nil {
 		return
 	}
-	r := &a.d.Router
-	if r.Mode != "" && !strings.EqualFold(r.Mode, "kv") {
-		var objs []string
-		for _, f := range a.d.Frontends {
-			objs = append(objs, "pod/"+f.Pod)
-		}
-		if len(objs) == 0 {
-			objs = []string{a.dgdObject()}
-		}
-		src := ""
-		if r.ModeSource != "" {
-			src = " (from " + r.ModeSource + ")"
-		}
-		a.add(model.Finding{ID: FindingRouterNotKV, Severity: model.SeverityWarning, Objects: objs,
-			Message: fmt.Sprintf("the frontend routes in %s mode%s, not kv: the prefill router still derives the decode constraint from the prefill worker it picks (and a required policy still fails the request when it cannot), but the %s decode pick does not read routing constraints, so decode workers are picked without regard to %s and the KV transfer may cross it", r.Mode, src, r.Mode, a.domainName()),
-			Hint:    "run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)"}, false)
+	h := a.rd.Decode
+	if h.Constraint != behavior.ConstraintIgnored {
+		return
 	}
-	for _, o := range r.WorkerSetOverrides {
-		if o.Mode == "" || strings.EqualFold(o.Mode, "kv") {
-			continue
-		}
-		var objs []string
+	var objs []string
+	if h.Override != nil {
 		for i := range a.d.Workers {
-			if a.d.Workers[i].Component == o.Component {
+			if a.d.Workers[i].Component == h.Override.Component {
 				objs = append(objs, "pod/"+a.d.Workers[i].Pod)
 			}
 		}
-		if len(objs) == 0 {
-			objs = []string{a.dgdObject()}
+	} else {
+		for _, f := range a.d.Frontends {
+			objs = append(objs, "pod/"+f.Pod)
 		}
-		a.add(model.Finding{ID: FindingRouterNotKV, Severity: model.SeverityWarning, Objects: objs,
-			Message: fmt.Sprintf("worker set %s publishes a router_config with router_mode %s, which replaces the frontend's for its hop: the %s picker does not read routing constraints, so the kvTransferPolicy's decode constraint has no effect on picks among these workers", o.Component, o.Mode, o.Mode),
-			Hint:    "remove router_mode from the worker set's router_config or set it to kv"}, false)
 	}
+	if len(objs) == 0 {
+		objs = []string{a.dgdObject()}
+	}
+	hint := "run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)"
+	if h.Override != nil {
+		hint = fmt.Sprintf("set the decode worker set's router mode to kv (component %s: %s)", h.Override.Component, h.Override.Source)
+	}
+	a.add(model.Finding{ID: FindingRouterNotKV, Severity: model.SeverityWarning, Objects: objs,
+		Message: fmt.Sprintf("the decode hop routes in %s mode (from %s), not kv: the prefill router still derives the decode constraint from the prefill worker it picks (and a required policy still fails the request when it cannot), but the %s decode pick does not read routing constraints, so decode workers are picked without regard to %s and the KV transfer may cross it", h.Mode, h.ModeSource, h.Mode, a.domainName()),
+		Hint:    hint}, false)
 }
 
 // checkConditions: TopologyLevelsUnavailable.
@@ -609,34 +612,6 @@ func (a *anAnalysis) checkWorkerAgreement() {
 		Hint:    "set spec.experimental.kvTransferPolicy on the DGD so the operator configures every worker alike, or remove the DYN_KV_TRANSFER_* env from the workers"}, false)
 }
 
-// RegistrationErrors returns the violations for which Dynamo's validator
-// rejects a worker's published runtime config (routecore.ValidateTopology),
-// except kv_transfer_domain missing from topology_domains, which topology
-// reports as TransferDomainNotPublished and the router fails per request. It is
-// the one worker validator: topology's InvalidWorkerTopology finding and
-// explain-route's exclusion of unregistrable workers both use it.
-func RegistrationErrors(rc routecore.RuntimeConfig) []string {
-	err := routecore.ValidateTopology(rc)
-	if err == nil {
-		return nil
-	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	var out []string
-	for _, e := range errs {
-		var tv *routecore.TopologyValidationError
-		if errors.As(e, &tv) && tv.Code == "missing_kv_transfer_domain" && tv.Field == "kv_transfer_domain" {
-			continue
-		}
-		out = append(out, e.Error())
-	}
-	return out
-}
-
 // anValidationMemo caches validationMessages by the topology fields of a runtime
 // config: workers of a deployment publish few distinct combinations.
 type anValidationMemo map[string][]string
@@ -666,7 +641,7 @@ func (m anValidationMemo) messages(rc *routecore.RuntimeConfig) []string {
 	if msgs, ok := m[key]; ok {
 		return msgs
 	}
-	msgs := RegistrationErrors(*rc)
+	msgs := behavior.RegistrationErrors(*rc)
 	m[key] = msgs
 	return msgs
 }
@@ -838,7 +813,9 @@ func (a *anAnalysis) checkCapacity() {
 		}
 		if dc > 0 && pr == 0 && anyPrefill {
 			effect := fmt.Sprintf("under required enforcement the router sends them only requests prefilled in %s, so this decode capacity stays idle", a.dv(v))
-			if !a.required() {
+			if a.rd.Decode.Constraint == behavior.ConstraintIgnored {
+				effect = fmt.Sprintf("the decode hop routes in %s mode and ignores the constraint, so they serve requests prefilled anywhere and every transfer to them crosses %ss", a.rd.Decode.Mode, p.Domain)
+			} else if !a.required() {
 				effect = fmt.Sprintf("under preferred enforcement they never get a same-%s transfer and serve only cross-%s ones", p.Domain, p.Domain)
 			}
 			hint := fmt.Sprintf("add prefill capacity in %s, or move these decode replicas to a %s with prefill", a.kv(v), p.Domain)
@@ -854,12 +831,16 @@ func (a *anAnalysis) checkCapacity() {
 		if dc == 1 && pr > 0 {
 			f := model.Finding{ID: FindingSingleDecodeInDomain, Domain: v, Objects: a.domainObjects(v, true, model.RoleDecode),
 				Hint: fmt.Sprintf("run at least two decode replicas in %s", a.kv(v))}
-			if a.required() {
+			if a.enforcedRequired() {
 				f.Severity = model.SeverityWarning
 				f.Message = fmt.Sprintf("%s has 1 ready decode replica for %d ready prefill: if it fails or drains, required enforcement fails every request prefilled in %s (no cross-%s failover)", a.dv(v), pr, a.dv(v), p.Domain)
 			} else {
 				f.Severity = model.SeverityInfo
-				f.Message = fmt.Sprintf("%s has 1 ready decode replica for %d ready prefill: if it fails or drains, requests prefilled there decode in another %s (preferred enforcement)", a.dv(v), pr, p.Domain)
+				why := "preferred enforcement"
+				if a.required() {
+					why = fmt.Sprintf("the decode hop routes in %s mode and ignores the required constraint", a.rd.Decode.Mode)
+				}
+				f.Message = fmt.Sprintf("%s has 1 ready decode replica for %d ready prefill: if it fails or drains, requests prefilled there decode in another %s (%s)", a.dv(v), pr, p.Domain, why)
 			}
 			a.add(f, true)
 		}
@@ -867,12 +848,12 @@ func (a *anAnalysis) checkCapacity() {
 			r := float64(pr) / float64(dc)
 			if r/(*dep) > a.skew || (*dep)/r > a.skew {
 				effect := fmt.Sprintf("decode is short there: each decode replica takes the transfers of %s prefill replicas", anFmtRatio(r))
-				if a.required() {
+				if a.enforcedRequired() {
 					effect += fmt.Sprintf(", and required enforcement cannot move the excess to another %s", p.Domain)
 				}
 				if r < *dep {
 					effect = "decode is in excess there"
-					if a.required() {
+					if a.enforcedRequired() {
 						effect += fmt.Sprintf(": required enforcement only sends it requests prefilled in the same %s, so part of it sits idle", p.Domain)
 					}
 				}
@@ -923,11 +904,25 @@ func (a *anAnalysis) checkPrefillWithoutDecode(dom model.DomainReport) {
 		fixReq, fixPref = f+"; or set kvTransferPolicy.enforcement: preferred with a preferredWeight", f
 		objs = append(objs, anLeaderObjects(a.unscheduledOf(model.RoleDecode))...)
 	}
+	ignored := a.rd.Decode.Constraint == behavior.ConstraintIgnored
 	switch {
-	case req > 0:
+	case req > 0 && !ignored:
 		a.add(model.Finding{ID: FindingPrefillDomainWithoutDecode, Severity: model.SeverityError, Domain: v, Objects: objs,
 			Message: anUntilThen(head, clause, fmt.Sprintf("under required enforcement every request prefilled there fails with NoEndpoints, because no ready decode worker carries %s", a.taint(v))),
 			Hint:    fixReq}, true)
+	case a.noLiveDecode():
+		// No decode instance anywhere: no mode or enforcement finds one.
+		outcome := "so every request prefilled there fails at the decode hop (no decode instance) whatever the enforcement and router mode"
+		if !a.rd.Readiness.Ready {
+			outcome = "so the frontend refuses every request before routing it (ModelNotReady) whatever the enforcement and router mode"
+		}
+		a.add(model.Finding{ID: FindingPrefillDomainWithoutDecode, Severity: model.SeverityError, Domain: v, Objects: objs,
+			Message: anUntilThen(head, clause, "no decode worker is live anywhere in the deployment either, "+outcome),
+			Hint:    fixPref}, true)
+	case req > 0:
+		a.add(model.Finding{ID: FindingPrefillDomainWithoutDecode, Severity: model.SeverityWarning, Domain: v, Objects: objs,
+			Message: anUntilThen(head, clause, fmt.Sprintf("the decode hop routes in %s mode, which ignores the required constraint (RouterNotKV): requests prefilled there do not fail but decode in another %s, so every such KV transfer crosses %ss", a.rd.Decode.Mode, a.domainName(), a.domainName())),
+			Hint:    fixPref}, true)
 	case pref > 0:
 		a.add(model.Finding{ID: FindingPrefillDomainWithoutDecode, Severity: model.SeverityWarning, Domain: v, Objects: objs,
 			Message: anUntilThen(head, clause, fmt.Sprintf("under preferred enforcement requests prefilled there decode in another %s, so every such KV transfer crosses %ss", a.domainName(), a.domainName())),
@@ -988,7 +983,7 @@ func (a *anAnalysis) checkRolesAndReadiness() {
 			pending++ // WorkerPodsPending says why
 			continue
 		}
-		if !r.ready {
+		if !r.ready && !r.unregistered {
 			notReady = append(notReady, r)
 			byRole[r.role]++
 			for _, w := range r.pods {

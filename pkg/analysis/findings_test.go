@@ -125,7 +125,16 @@ func TestFindingsHealthy(t *testing.T) {
 		{name: "no policy, no topology", dep: func() model.Deployment {
 			return azDep(nil, azWorker("p", model.RolePrefill, "", azPub("")), azWorker("d", model.RoleDecode, "", azPub("")))
 		}},
-		{name: "decode-only deployment", dep: func() model.Deployment { return azDep(azRequired(), azZones("required", "a:0:2")...) }},
+		// Decode workers without prefill: Dynamo 1.3 and later keep the model
+		// unready (every request 503, #11160); 1.2 served aggregated
+		// (DisaggNotActive, a routing-health finding, not a topology one).
+		{name: "decode-only deployment", dep: func() model.Deployment { return azDep(azRequired(), azZones("required", "a:0:2")...) },
+			want: []string{"error ModelNotReady "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "missing worker types: prefill", "HTTP 503", "1.3 and later")
+			}},
+		{name: "decode-only deployment on 1.2", opts: AnalyzeOptions{DynamoVersion: "1.2.0"},
+			dep: func() model.Deployment { return azDep(azRequired(), azZones("required", "a:0:2")...) }},
 	})
 }
 
@@ -195,8 +204,10 @@ func TestFindingPrefillDomainWithoutDecode(t *testing.T) {
 			want: []string{"error PolicyMismatch "},
 		},
 		{
-			name: "no policy: silent",
+			// Prefill workers without decode: never ready on 1.3 and later.
+			name: "no policy: only readiness",
 			dep:  func() model.Deployment { return azDep(nil, azZones("required", "c:2:0")...) },
+			want: []string{"error ModelNotReady "},
 		},
 	})
 }
@@ -218,8 +229,9 @@ func TestFindingDecodeDomainWithoutPrefill(t *testing.T) {
 			want: []string{"warning DecodeDomainWithoutPrefill b"},
 		},
 		{
-			name: "no ready prefill anywhere: silent",
+			name: "no ready prefill anywhere: only readiness",
 			dep:  func() model.Deployment { return azDep(azRequired(), azZones("required", "a:0:2", "b:0:2")...) },
+			want: []string{"error ModelNotReady "},
 		},
 	})
 }
@@ -273,7 +285,8 @@ func TestFindingWorkerMissingDomain(t *testing.T) {
 			want: []string{"error WorkerMissingDomain ", "error WorkerMissingDomain "},
 		},
 		{
-			name: "no policy: silent",
+			name: "no policy: silent (on 1.2, where a lone decode worker serves aggregated)",
+			opts: AnalyzeOptions{DynamoVersion: "1.2.0"},
 			dep:  func() model.Deployment { return azDep(nil, azWorker("x-decode", model.RoleDecode, "")) },
 		},
 	})
@@ -378,7 +391,8 @@ func TestFindingInvalidWorkerTopology(t *testing.T) {
 				azEdit(&d, "a-decode-0", func(w *model.Worker) { w.Instances[0].Runtime.TopologyDomains["rack"] = " r1" })
 				return d
 			},
-			want: []string{"error InvalidWorkerTopology a"},
+			// The rejected worker cannot register: zone a keeps one decode.
+			want: []string{"error InvalidWorkerTopology a", "warning SingleDecodeInDomain a"},
 			check: func(t *testing.T, fs []model.Finding) {
 				azContains(t, "message", fs[0].Message, "leading or trailing whitespace")
 			},
@@ -390,7 +404,9 @@ func TestFindingInvalidWorkerTopology(t *testing.T) {
 				azEdit(&d, "a-prefill-0", func(w *model.Worker) { w.Instances[0].Runtime.KvTransferPreferredWeight = nil })
 				return d
 			},
-			want: []string{"error InvalidWorkerTopology a"},
+			// The only prefill worker cannot register: the decode workers'
+			// needs are unmet (1.3 and later).
+			want: []string{"error InvalidWorkerTopology a", "error ModelNotReady "},
 			check: func(t *testing.T, fs []model.Finding) {
 				azContains(t, "message", fs[0].Message, "kv_transfer_preferred_weight is required")
 			},
@@ -401,7 +417,8 @@ func TestFindingInvalidWorkerTopology(t *testing.T) {
 				d := azDep(nil, azZones("fallback", "a:1:1")...)
 				return d
 			},
-			want: []string{"error InvalidWorkerTopology "},
+			// No worker can register: nothing serves the model.
+			want: []string{"error InvalidWorkerTopology ", "error ModelNotReady "},
 		},
 	})
 }
@@ -584,18 +601,53 @@ func TestFindingRouterNotKV(t *testing.T) {
 		{name: "KV", dep: withMode(azRequired(), "KV")},
 		{name: "no policy", dep: withMode(nil, "random")},
 		{
-			name: "worker-set override",
+			// Only the decode hop reads the transfer constraint: a non-KV
+			// prefill set behind a kv decode set leaves the policy honoured.
+			name: "prefill worker-set override",
 			dep: func() model.Deployment {
 				d := azDep(azRequired(), azZones("required", "a:2:2")...)
 				d.Router.WorkerSetOverrides = []model.RouterOverride{{Component: "prefill", Mode: "random"}, {Component: "decode", Mode: "kv"}}
 				return d
 			},
+		},
+		{
+			name: "decode worker-set override",
+			dep: func() model.Deployment {
+				d := azDep(azRequired(), azZones("required", "a:2:2")...)
+				d.Router.Mode = "kv"
+				d.Router.WorkerSetOverrides = []model.RouterOverride{{Component: "decode", Mode: "random"}}
+				return d
+			},
 			want: []string{"warning RouterNotKV "},
 			check: func(t *testing.T, fs []model.Finding) {
-				if !slices.Equal(fs[0].Objects, []string{"pod/a-prefill-0", "pod/a-prefill-1"}) {
+				azContains(t, "message", fs[0].Message, "random mode (from worker set decode card router_config)")
+				if !slices.Equal(fs[0].Objects, []string{"pod/a-decode-0", "pod/a-decode-1"}) {
 					t.Errorf("objects %v", fs[0].Objects)
 				}
 			},
+		},
+		{
+			// Workers advertise --router-mode kv in their own args: from 1.4
+			// that is their card's router_config, so the decode hop is kv.
+			name: "decode workers' args on 1.4",
+			dep: func() model.Deployment {
+				d := azDep(azRequired(), azZones("required", "a:2:2")...)
+				d.Router.Mode, d.Router.ModeSource = "round-robin", "default"
+				d.Router.WorkerArgs = []model.RouterOverride{{Component: "decode", Mode: "kv", Source: "pod a-decode-0 args"}}
+				d.Workers[0].Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0"
+				return d
+			},
+		},
+		{
+			name: "decode workers' args on 1.3",
+			dep: func() model.Deployment {
+				d := azDep(azRequired(), azZones("required", "a:2:2")...)
+				d.Router.Mode, d.Router.ModeSource = "round-robin", "default"
+				d.Router.WorkerArgs = []model.RouterOverride{{Component: "decode", Mode: "kv", Source: "pod a-decode-0 args"}}
+				d.Workers[0].Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.0"
+				return d
+			},
+			want: []string{"warning RouterNotKV "},
 		},
 	})
 }
@@ -794,7 +846,7 @@ func TestFindingRolesAndReadiness(t *testing.T) {
 
 func TestFindingIDsDocumented(t *testing.T) {
 	ids := TopologyFindingIDs()
-	if len(ids) != 21 || !slices.IsSorted(ids) {
+	if len(ids) != 25 || !slices.IsSorted(ids) {
 		t.Fatalf("ids %v", ids)
 	}
 	doc := azReadDoc(t)
@@ -812,4 +864,103 @@ func azReadDoc(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestFindingNoDecodeWorkers(t *testing.T) {
+	img := func(tag string) azOpt {
+		return func(w *model.Worker) { w.Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:" + tag }
+	}
+	prefillOnly := func(tag string, decodeOpts ...azOpt) func() model.Deployment {
+		return func() model.Deployment {
+			ws := []model.Worker{azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img(tag))}
+			for i, o := range decodeOpts {
+				ws = append(ws, azWorker(fmt.Sprintf("a-decode-%d", i), model.RoleDecode, "a", azPub("required"), img(tag), o))
+			}
+			return azDep(nil, ws...)
+		}
+	}
+	runFindingCases(t, []findingCase{
+		{
+			// Before 1.3 the frontend serves the model with prefill alone:
+			// every request is prefilled, then fails at the decode hop.
+			name: "1.2 decode not ready",
+			dep:  prefillOnly("1.2.0", azNotReady),
+			want: []string{"error NoDecodeWorkers ", "info NotReadyWorkers "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "none of its 1 decode replica is live")
+				azContains(t, "message", fs[0].Message, "Dynamo 1.2.0")
+				if !slices.Equal(fs[0].Objects, []string{"pod/a-decode-0"}) {
+					t.Errorf("objects %v", fs[0].Objects)
+				}
+			},
+		},
+		{
+			// From 1.3 the prefill workers' needs are unmet: the model is
+			// unready, which is ModelNotReady, not NoDecodeWorkers.
+			name: "1.3 decode not ready",
+			dep:  prefillOnly("1.3.0", azNotReady),
+			want: []string{"error ModelNotReady ", "info NotReadyWorkers "},
+		},
+		{
+			name: "1.2 no decode component at all",
+			dep:  prefillOnly("1.2.0"),
+			want: []string{"error NoDecodeWorkers "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "the deployment has no decode worker")
+				if !slices.Equal(fs[0].Objects, []string{"deployment/dgd"}) && !slices.Equal(fs[0].Objects, []string{"dynamographdeployment/dgd"}) {
+					t.Errorf("objects %v", fs[0].Objects)
+				}
+			},
+		},
+		{
+			name: "1.2 with a live decode",
+			dep:  prefillOnly("1.2.0", func(*model.Worker) {}),
+			want: []string{},
+		},
+	})
+}
+
+func TestFindingMixedDynamoReleases(t *testing.T) {
+	img := func(tag string) azOpt {
+		return func(w *model.Worker) { w.Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:" + tag }
+	}
+	runFindingCases(t, []findingCase{
+		{
+			name: "one release",
+			dep: func() model.Deployment {
+				return azDep(azRequired(), azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-0", model.RoleDecode, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-1", model.RoleDecode, "a", azPub("required"), img("1.3.0")))
+			},
+			want: []string{},
+		},
+		{
+			name: "a rollout in progress",
+			dep: func() model.Deployment {
+				return azDep(azRequired(), azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-0", model.RoleDecode, "a", azPub("required"), img("1.2.0")),
+					azWorker("a-decode-1", model.RoleDecode, "a", azPub("required"), img("1.3.0")))
+			},
+			want: []string{"warning MixedDynamoReleases "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "1.2.0 (")
+				azContains(t, "message", fs[0].Message, "a-decode-0")
+				// No frontend image: the oldest release is followed.
+				azContains(t, "message", fs[0].Message, "read at 1.2.0")
+				if !slices.Contains(fs[0].Objects, "pod/a-decode-0") {
+					t.Errorf("objects %v", fs[0].Objects)
+				}
+			},
+		},
+		{
+			name: "the override reads one release and says nothing of the images",
+			dep: func() model.Deployment {
+				return azDep(azRequired(), azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-0", model.RoleDecode, "a", azPub("required"), img("1.2.0")),
+					azWorker("a-decode-1", model.RoleDecode, "a", azPub("required"), img("1.3.0")))
+			},
+			opts: AnalyzeOptions{DynamoVersion: "1.3.0"},
+			want: []string{},
+		},
+	})
 }

@@ -1,17 +1,13 @@
 package analysis
 
-import "github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
-
 // AnalyzeOptions tune Analyze and AnalyzeTopology.
 type AnalyzeOptions struct {
 	// SkewFactor is how far a domain's prefill:decode ratio may be from the
 	// deployment's before CapacitySkew fires (default 2).
 	SkewFactor float64
-	// DynamoVersion is the Dynamo release the deployment runs (--dynamo-version:
-	// a version such as 1.3.0, or a profile name); "" is the newest. The
-	// routing-health rules whose truth changed across releases follow it.
+	// DynamoVersion overrides the Dynamo release each deployment is read at
+	// (--dynamo-version: a version such as 1.3.0, or a profile name); ""
+	// detects it (pkg/behavior.Detect). Every rule that changed across
+	// releases follows it (docs/compatibility.md).
 	DynamoVersion string
-	// Profile is the compatibility profile DynamoVersion selects
-	// (routecore.Profile), when the caller resolved one.
-	Profile routecore.Profile
 }

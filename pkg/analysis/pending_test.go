@@ -17,6 +17,7 @@ func TestPendingWorkers(t *testing.T) {
 	shape := func(file string, edit func(*upShape)) upShape {
 		for _, sh := range upShapes() {
 			if sh.file == file {
+				sh.registered = true // the running leaders publish their cards
 				sh.comps = append([]upComp{}, sh.comps...)
 				if edit != nil {
 					edit(&sh)

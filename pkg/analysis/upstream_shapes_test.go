@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,11 @@ type upComp struct {
 	command, args        []string
 	zones                []string // one per replica: the zone its pods run in
 	pending              []bool   // per replica: its pods are not scheduled
+	// dp is vLLM's global --data-parallel-size over the replica's nodes: the
+	// operator launches it in hybrid load-balancing mode (backend_vllm.go
+	// injectDataParallelLaunchFlags), each pod running gpus local ranks and
+	// registering itself.
+	dp int
 }
 
 // upShape is one upstream example, as rebuilt.
@@ -55,6 +61,10 @@ type upShape struct {
 	// noDWM leaves out the example's DynamoWorkerMetadata: the workers run but
 	// have not published their cards yet, so the pods and the DGD decide roles.
 	noDWM bool
+	// registered: the multinode workers have registered: each replica's
+	// leader (every pod, in hybrid load-balancing mode) publishes its
+	// DynamoWorkerMetadata.
+	registered bool
 }
 
 const upZoneKey = "topology.kubernetes.io/zone"
@@ -126,7 +136,44 @@ func upShapes() []upShape {
 				{name: "gen", ctype: "decode", nodes: 2, gpus: 4, command: sgl, args: sglArgs("decode"), zones: []string{"us-east-1a"}},
 				{name: "ctx", ctype: "prefill", nodes: 2, gpus: 4, command: sgl, args: sglArgs("prefill"), zones: []string{"us-east-1a"}},
 			}},
+		// vLLM data parallel over two nodes (DeepSeek-style wide EP): the
+		// operator runs both pods of a replica with --data-parallel-hybrid-lb,
+		// each owning 4 local ranks and registering its own instance, leader
+		// ranks 0-3, worker ranks 4-7 (injectDataParallelLaunchFlags).
+		{file: "vllm-dp-hybrid-lb-v1beta1.yaml", upstream: "deploy/operator/internal/dynamo/backend_vllm.go@18bda5104f78405f8102d4987ef6be8f520a135d",
+			api: "nvidia.com/v1beta1", dgd: "vllm-dp", ns: "llm", backend: "vllm", policy: true, registered: true, comps: []upComp{
+				{name: "decode", ctype: "decode", nodes: 2, gpus: 4, dp: 8, command: vllm, args: []string{"--model", "deepseek-ai/DeepSeek-V3", "--data-parallel-size", "8", "--enable-expert-parallel", "--is-decode-worker"}, zones: []string{"us-east-1a"}},
+				{name: "prefill", ctype: "prefill", nodes: 2, gpus: 4, dp: 8, command: vllm, args: []string{"--model", "deepseek-ai/DeepSeek-V3", "--data-parallel-size", "8", "--enable-expert-parallel", "--disaggregation-mode", "prefill"}, zones: []string{"us-east-1a"}},
+			}},
 	}
+}
+
+// upAllShapes is every generated shape.
+func upAllShapes() []upShape {
+	multi := upShapes()
+	var before []string
+	for _, sh := range multi {
+		if !sh.registered {
+			before = append(before, sh.file)
+		}
+	}
+	multi = append(multi, upRegistered(multi, before...)...)
+	return append(multi, upSingleShapes()...)
+}
+
+// upRegistered returns the multinode shapes whose workers have registered
+// (file <name>-registered.yaml), beside their before-registration captures.
+func upRegistered(shapes []upShape, files ...string) []upShape {
+	var out []upShape
+	for _, sh := range shapes {
+		if !slices.Contains(files, sh.file) {
+			continue
+		}
+		sh.file = strings.TrimSuffix(sh.file, ".yaml") + "-registered.yaml"
+		sh.registered = true
+		out = append(out, sh)
+	}
+	return out
 }
 
 // upSingleShapes are the single-node examples of examples/backends/*/deploy/ and
@@ -299,7 +346,16 @@ func (sh *upShape) mainContainer(c upComp, leader bool, env []map[string]any) (c
 		mpirun := fmt.Sprintf(`mpirun $([ "$(id -u)" = "0" ] && echo --allow-run-as-root) --oversubscribe -n %d -H %s --mca pml ob1 --mca plm_rsh_args "-p 2222 -o StrictHostKeyChecking=no -i $HOME/.ssh/id_rsa" %s bash -c 'trtllm-llmapi-launch %s'`,
 			c.nodes*c.gpus, strings.Join(hosts, ","), strings.Join(x, " "), upJoin(append(append([]string{}, c.command...), c.args...)))
 		return []string{"/bin/sh", "-c"}, []string{strings.Join(append(ssh, mpirun), " && ")}
-	case "vllm": // tensor parallel over nodes, Ray executor
+	case "vllm":
+		if c.dp > 0 { // data parallel over nodes, hybrid load balancing
+			local := c.gpus
+			flags := fmt.Sprintf("--data-parallel-hybrid-lb --data-parallel-size-local %d --data-parallel-start-rank %%s --data-parallel-address %s --data-parallel-rpc-port 13445", local, ldrHost)
+			if leader {
+				return c.command, append(append([]string{}, c.args...), strings.Fields(fmt.Sprintf(flags, "0"))...)
+			}
+			return []string{"sh", "-c"}, []string{"exec " + upJoin(c.command) + " " + upJoin(c.args) + " " + fmt.Sprintf(flags, fmt.Sprintf("$(( %d * $((GROVE_PCLQ_POD_INDEX + 1)) ))", local))}
+		}
+		// tensor parallel over nodes, Ray executor
 		if !leader {
 			return []string{"/bin/sh", "-c"}, []string{"ray start --address=" + ldrHost + ":6379 --block"}
 		}
@@ -501,12 +557,22 @@ func (sh *upShape) objects() []map[string]any {
 				if c.subType != "" {
 					extra["nvidia.com/dynamo-sub-component-type"] = c.subType
 				}
+				policyZone := ""
+				if sh.policy {
+					policyZone = zone
+				}
 				cmd, args := sh.mainContainer(c, leader, env)
 				name := clique + "-" + genHex(fmt.Sprintf("%s/%s/%d/%d", sh.file, comp, ri, pi), 5)
 				p := pod(name, c.name, c.ctype, clique, extra, node, zone, env, cmd, args, c.gpus, pending)
 				objs = append(objs, p)
-				if sh.example && !sh.noDWM && !pending {
-					objs = append(objs, upDWM(p, dynNS, c.args))
+				switch {
+				case pending:
+				case sh.example && !sh.noDWM:
+					objs = append(objs, upDWM(p, dynNS, c.args, 0, 1, ""))
+				case sh.registered && c.dp > 0:
+					objs = append(objs, upDWM(p, dynNS, c.args, pi*c.gpus, c.gpus, policyZone))
+				case sh.registered && leader:
+					objs = append(objs, upDWM(p, dynNS, c.args, 0, 1, policyZone))
 				}
 			}
 		}
@@ -519,7 +585,7 @@ func (sh *upShape) objects() []map[string]any {
 // model card, whose worker_type is the engine's mode (--disaggregation-mode,
 // else aggregated), and a KV-event channel when the worker's flags publish KV
 // events.
-func upDWM(pod map[string]any, dynNS string, args []string) map[string]any {
+func upDWM(pod map[string]any, dynNS string, args []string, dpStart, dpSize int, zone string) map[string]any {
 	md := pod["metadata"].(map[string]any)
 	name := md["name"].(string)
 	ip := pod["status"].(map[string]any)["podIP"].(string)
@@ -527,7 +593,14 @@ func upDWM(pod map[string]any, dynNS string, args []string) map[string]any {
 	for i, a := range args {
 		switch a {
 		case "--disaggregation-mode":
-			role = args[i+1]
+			role = map[string]string{"context": "prefill", "generation": "decode"}[args[i+1]]
+			if role == "" {
+				role = args[i+1]
+			}
+		case "--is-decode-worker":
+			role = "decode"
+		case "--is-prefill-worker":
+			role = "prefill"
 		case "--kv-events-config", "--publish-events-and-metrics":
 			events = true
 		}
@@ -538,6 +611,13 @@ func upDWM(pod map[string]any, dynNS string, args []string) map[string]any {
 	}
 	id := genInstanceID(name)
 	hexID := fmt.Sprintf("%x", id)
+	runtime := map[string]any{"total_kv_blocks": int64(20000), "max_num_seqs": int64(256), "max_num_batched_tokens": int64(8192),
+		"data_parallel_start_rank": int64(dpStart), "data_parallel_size": int64(dpSize), "enable_local_indexer": true, "enable_eagle": false}
+	if zone != "" { // DYN_TOPOLOGY_ENABLED: the worker publishes the mounted topology and the policy
+		runtime["topology_domains"] = map[string]any{"zone": zone}
+		runtime["kv_transfer_domain"] = "zone"
+		runtime["kv_transfer_enforcement"] = "required"
+	}
 	key := dynNS + "/" + comp + "/generate/" + hexID
 	channels := map[string]any{}
 	if events {
@@ -557,8 +637,7 @@ func upDWM(pod map[string]any, dynNS string, args []string) map[string]any {
 				"instance_id": int64(id), "card_json": map[string]any{
 					"display_name": "Qwen/Qwen3-0.6B", "slug": "qwen--qwen3-0_6b", "kv_cache_block_size": int64(16), "migration_limit": int64(0),
 					"model_type": "Chat | Completions", "model_input": "Tokens", "worker_type": role, "needs": needs, "context_length": int64(40960),
-					"runtime_config": map[string]any{"total_kv_blocks": int64(20000), "max_num_seqs": int64(256), "max_num_batched_tokens": int64(8192),
-						"data_parallel_start_rank": int64(0), "data_parallel_size": int64(1), "enable_local_indexer": true, "enable_eagle": false}}}},
+					"runtime_config": runtime}}},
 			"event_channels": channels,
 			"event_sources":  map[string]any{},
 		}}}
@@ -577,6 +656,8 @@ func (sh *upShape) render(t *testing.T) []byte {
 	}
 	how := "components renamed, no DynamoWorkerMetadata"
 	switch {
+	case sh.registered:
+		how = "components renamed, the workers registered (their DynamoWorkerMetadata)"
 	case sh.noDWM:
 		how = "upstream's component names, no DynamoWorkerMetadata published yet"
 	case sh.example:
@@ -614,10 +695,13 @@ func TestUpstreamShapeFixtures(t *testing.T) {
 		render func(*testing.T) []byte
 	}
 	var fixtures []fixture
-	for _, sh := range append(upShapes(), upSingleShapes()...) {
+	for _, sh := range upAllShapes() {
 		// Every capture has its DGD alone beside it, for preflight and for
 		// topology's "nothing is deployed".
-		fixtures = append(fixtures, fixture{sh.file, sh.render}, fixture{"manifest-" + sh.file, sh.renderManifest})
+		fixtures = append(fixtures, fixture{sh.file, sh.render})
+		if !strings.HasSuffix(sh.file, "-registered.yaml") { // the same DGD as before registration
+			fixtures = append(fixtures, fixture{"manifest-" + sh.file, sh.renderManifest})
+		}
 	}
 	for _, fx := range fixtures {
 		t.Run(fx.file, func(t *testing.T) {
@@ -664,6 +748,9 @@ func upBuild(t *testing.T, file string) (*model.Snapshot, *model.Report) {
 // TestUpstreamShapes: every rebuilt upstream shape is counted by role, a
 // multinode replica once with its leader's role and all its GPUs, and each pod
 // says which signal decided its role.
+// TestUpstreamShapes: every rebuilt upstream shape, once its workers have
+// registered, is counted by role, a multinode replica once with its leader's
+// role and all its GPUs, and each pod says which signal decided its role.
 func TestUpstreamShapes(t *testing.T) {
 	type dom struct {
 		value                 string
@@ -702,16 +789,12 @@ func TestUpstreamShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
+			// Before registration (no DynamoWorkerMetadata yet): roles come from
+			// the pods and their args; the router knows no worker, so the model
+			// is not served and the workers are not counted as ready.
 			s, r := upBuild(t, tt.file)
 			if len(r.Deployments) != 1 {
 				t.Fatalf("deployments: %+v", r.Deployments)
-			}
-			var got []dom
-			for _, d := range r.Deployments[0].Domains {
-				got = append(got, dom{d.Value, d.Prefill.Total, d.Decode.Total, d.Prefill.GPUs, d.Decode.GPUs})
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.domains) {
-				t.Errorf("domains = %v, want %v", got, tt.domains)
 			}
 			for _, w := range s.Deployments[0].Workers {
 				kind := "worker"
@@ -730,9 +813,33 @@ func TestUpstreamShapes(t *testing.T) {
 					t.Errorf("%s: role signal %q, want %q", w.Pod, w.RoleSignal, want)
 				}
 			}
+			var before []string
+			for _, f := range r.Findings {
+				if f.ID == FindingModelNotReady || f.ID == FindingWorkersNotRegistered {
+					before = append(before, f.ID)
+				}
+			}
+			for _, d := range r.Deployments[0].Domains {
+				if d.Prefill.Ready+d.Decode.Ready > 0 {
+					t.Errorf("before registration, domain %q counts ready replicas: %+v", d.Value, d)
+				}
+			}
+			if fmt.Sprint(before) != fmt.Sprint([]string{FindingModelNotReady, FindingWorkersNotRegistered}) && !strings.Contains(tt.file, "pending") {
+				t.Errorf("before registration: findings %v, want ModelNotReady and WorkersNotRegistered", before)
+			}
+
+			// Registered: counted by role and domain, with the domain findings.
+			_, r = upBuild(t, strings.TrimSuffix(tt.file, ".yaml")+"-registered.yaml")
+			var got []dom
+			for _, d := range r.Deployments[0].Domains {
+				got = append(got, dom{d.Value, d.Prefill.Total, d.Decode.Total, d.Prefill.GPUs, d.Decode.GPUs})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.domains) {
+				t.Errorf("domains = %v, want %v", got, tt.domains)
+			}
 			var ids []string
 			for _, f := range r.Findings {
-				if f.Severity.Rank() >= model.SeverityWarning.Rank() {
+				if f.Severity.Rank() >= model.SeverityWarning.Rank() && f.ID != "KvEventsNotPublished" {
 					ids = append(ids, f.ID)
 				}
 			}
@@ -973,9 +1080,16 @@ func TestUpstreamExampleShapes(t *testing.T) {
 				if strings.Join(got, " ") != tt.roles {
 					t.Errorf("roles %q, want %q", strings.Join(got, " "), tt.roles)
 				}
-				// No finding at all: an aggregated example is not a decode worker
-				// without prefill, nor a deployment whose roles are undecided.
+				// No finding at all once the workers registered: an aggregated
+				// example is not a decode worker without prefill, nor a
+				// deployment whose roles are undecided. Before they register,
+				// only that: the router knows none of them.
 				for _, f := range r.Findings {
+					if !dwm || sh.noDWM {
+						if f.ID == FindingModelNotReady || f.ID == FindingWorkersNotRegistered {
+							continue
+						}
+					}
 					t.Errorf("finding %s %s: %s", f.Severity, f.ID, f.Message)
 				}
 			})

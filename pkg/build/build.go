@@ -120,6 +120,8 @@ type bldBuilder struct {
 	topologies map[string]map[string]*raw.ClusterTopology
 	// etcd is the decoded etcd discovery state.
 	etcd *bldEtcdState
+	// operators are the Dynamo operator Deployments read.
+	operators []model.Operator
 }
 
 // bldPod is a Pod with the facts derived from it.
@@ -131,6 +133,20 @@ type bldPod struct {
 	env        map[string]string
 	envUnknown []string
 	envDone    bool
+}
+
+// bldMaxImageRef bounds an image reference read from the cluster (registry
+// host, path and tag or digest stay far below it).
+const bldMaxImageRef = 512
+
+// image is the main container's image: "" when there is none, it is not a
+// string (raw.Container.Image) or longer than bldMaxImageRef. It is read only
+// to tell the Dynamo release.
+func (p *bldPod) image() string {
+	if p.main == nil || len(p.main.Image) > bldMaxImageRef {
+		return ""
+	}
+	return p.main.Image
 }
 
 // mainEnv is bldEnvMap(p.main.Env), resolved on first use; p.main must be
@@ -207,6 +223,8 @@ func (bd *bldBuilder) build() *model.Snapshot {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	bd.noteOrphanScrapes(deps)
+	sortOperators(bd.operators)
+	s.Operators = bd.operators
 	slices.SortStableFunc(bd.notes, func(a, b model.Note) int {
 		return cmp.Or(cmp.Compare(a.Deployment, b.Deployment), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Message, b.Message))
 	})
@@ -266,6 +284,11 @@ func (bd *bldBuilder) index() {
 		bd.services[u.Namespace] = append(bd.services[u.Namespace], u)
 	}
 	bd.events = objs.Events
+	for _, u := range objs.Deployments {
+		if bldIsOperator(u) {
+			bd.operators = append(bd.operators, bldOperator(u))
+		}
+	}
 	for _, u := range objs.Topologies {
 		if bd.topologies[u.Kind] == nil {
 			bd.topologies[u.Kind] = map[string]*raw.ClusterTopology{}

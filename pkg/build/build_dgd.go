@@ -190,6 +190,9 @@ func (bd *bldBuilder) parseComponents(d *bldDeployment, spec map[string]any) {
 		if main != nil {
 			c.env = append(c.env, bldRawEnv(main.Env)...)
 			c.command, c.args = main.Command, main.Args
+			if len(main.Image) <= bldMaxImageRef {
+				c.c.Image = main.Image
+			}
 		}
 		if w.GlobalDynamoNamespace {
 			d.specDynNamespace = cmp.Or(d.specDynNamespace, "dynamo")

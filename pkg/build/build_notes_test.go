@@ -211,6 +211,7 @@ func TestBuildDeterministic(t *testing.T) {
 			shuffle(rng, o.EndpointSlices)
 			shuffle(rng, o.Events)
 			shuffle(rng, o.Topologies)
+			shuffle(rng, o.Deployments)
 			rng.Shuffle(len(b.Etcd), func(i, j int) { b.Etcd[i], b.Etcd[j] = b.Etcd[j], b.Etcd[i] })
 			s, _ := Build(b)
 			got, _ := json.Marshal(s)

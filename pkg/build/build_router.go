@@ -44,6 +44,7 @@ func (bd *bldBuilder) finishDeployment(d *bldDeployment) {
 	bd.dynamoNamespace(d)
 	bd.routerConfig(d)
 	bd.overrides(d)
+	bd.workerRouterArgs(d)
 	bd.busyThresholds(d)
 	bd.loads(d)
 	bd.deploymentEvents(d)

@@ -74,9 +74,9 @@ func TestBuildLabelKeyV1beta1(t *testing.T) {
 		t.Errorf("topology = %+v, want nil (labelKey mode, no placement)", d.Topology)
 	}
 	wantComps := []model.Component{
-		{Name: "Decode", Type: "decode", Replicas: i32p(8)},
-		{Name: "Frontend", Type: "frontend", Replicas: i32p(2)},
-		{Name: "Prefill", Type: "prefill", Replicas: i32p(4)},
+		{Name: "Decode", Type: "decode", Replicas: i32p(8), Image: "example.invalid/dynamo-runtime:1.3.0"},
+		{Name: "Frontend", Type: "frontend", Replicas: i32p(2), Image: "example.invalid/dynamo-runtime:1.3.0"},
+		{Name: "Prefill", Type: "prefill", Replicas: i32p(4), Image: "example.invalid/dynamo-runtime:1.3.0"},
 	}
 	if diff := cmp.Diff(wantComps, d.Components); diff != "" {
 		t.Errorf("components (-want +got):\n%s", diff)
@@ -87,7 +87,7 @@ func TestBuildLabelKeyV1beta1(t *testing.T) {
 	if diff := cmp.Diff([]model.Condition{{Type: "Ready", Status: "True", Reason: "all_resources_are_ready"}}, d.Conditions); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]model.Frontend{{Pod: "llama-disagg-0-frontend-f9q2z", Node: "cpu-node-1", Ready: true, Service: "llama-disagg-frontend:8000"}}, d.Frontends, ignoreCommandLines); diff != "" {
+	if diff := cmp.Diff([]model.Frontend{{Pod: "llama-disagg-0-frontend-f9q2z", Node: "cpu-node-1", Ready: true, Service: "llama-disagg-frontend:8000", Image: "example.invalid/dynamo-runtime:1.3.0"}}, d.Frontends, ignoreCommandLines); diff != "" {
 		t.Errorf("frontends (-want +got):\n%s", diff)
 	}
 

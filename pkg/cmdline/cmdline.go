@@ -245,3 +245,27 @@ func ExpandKube(s string, env func(string) (string, bool)) string {
 	}
 	return b.String()
 }
+
+// BoolFlag reads a boolean flag from words: on (or on=VALUE) sets it, off
+// clears it; the last occurrence wins and set is false when neither appears.
+func BoolFlag(words []string, on, off string) (value, set bool) {
+	for _, w := range words {
+		name, v, hasVal := strings.Cut(w, "=")
+		switch name {
+		case on:
+			value, set = !hasVal || Truthy(v), true
+		case off:
+			value, set = false, true
+		}
+	}
+	return value, set
+}
+
+// Truthy reads a boolean flag or env value as Dynamo's argument parsers do.
+func Truthy(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on", "y", "t":
+		return true
+	}
+	return false
+}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
@@ -87,6 +87,21 @@ type explainer struct {
 
 	// ties are the decode tie sets the matrix rows labelled (tieLabels).
 	ties map[tieKey][]tieLabeled
+
+	// rd is how Dynamo treats the deployment at its release (pkg/behavior);
+	// ready is the frontend's readiness over the routable pools (after the
+	// what-ifs).
+	rd    *behavior.Reading
+	ready behavior.Readiness
+}
+
+// overrideFrom names where a worker set's configuration was read when it is
+// not its published card.
+func overrideFrom(o *model.RouterOverride) string {
+	if o.Source == "" || o.Source == "card" {
+		return ""
+	}
+	return " (" + o.Source + ")"
 }
 
 // config resolves the router configuration and applies the knobs.
@@ -98,25 +113,31 @@ func (e *explainer) config() error {
 		e.cfg = routecore.DefaultKvRouterConfig()
 		source = "Dynamo's defaults (no frontend configuration was read)"
 	}
-	prefillComps, decodeComps := map[string]bool{}, map[string]bool{}
-	for _, w := range e.dep.Workers {
-		switch w.Role {
-		case model.RolePrefill:
-			prefillComps[w.Component] = true
-		case model.RoleDecode, model.RoleAggregated:
-			decodeComps[w.Component] = true
-		}
-	}
+	// Each hop's worker-set configuration, as pkg/behavior reads it for the
+	// release (a published router_config; a worker's own router flags on
+	// releases that publish them; before #13197 the prefill hop follows the
+	// decode set's). A non-KV override carries no KV configuration.
 	var prefillOverride *routecore.KvRouterConfig
-	for _, o := range r.WorkerSetOverrides {
-		switch {
-		case prefillComps[o.Component]:
-			c := o.Config
-			prefillOverride = &c
-			source += "; prefill router_config from component " + o.Component
-		case decodeComps[o.Component]:
-			e.cfg = o.Config
-			source += "; decode router_config from component " + o.Component
+	po, do := e.hopOverrides()
+	if do != nil && do.Config != (routecore.KvRouterConfig{}) {
+		e.cfg = do.Config
+		source += "; decode router_config from component " + do.Component + overrideFrom(do)
+	}
+	if po != nil && po.Config != (routecore.KvRouterConfig{}) {
+		c := po.Config
+		prefillOverride = &c
+		source += "; prefill router_config from component " + po.Component + overrideFrom(po)
+	}
+	if e.in.Options.Knobs.Profile == nil && e.rd.Release.Known {
+		// The routing profile follows the release read (--dynamo-version, or
+		// detected), unless a knob names one.
+		p := e.rd.Release.Release.Profile()
+		e.cfg.Profile = p
+		if prefillOverride != nil {
+			prefillOverride.Profile = p
+		}
+		if p != routecore.ProfileLatest {
+			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("routing profile %s: the selector and hashing of Dynamo %s (%s)", p, e.rd.Release.Version, e.rd.Release.Source))
 		}
 	}
 	k := e.in.Options.Knobs
@@ -303,7 +324,7 @@ func (e *explainer) pools() error {
 				e.exclude(w, role, "pod not ready: the frontend's discovery does not route to it")
 				continue
 			}
-			if errs := analysis.RegistrationErrors(in.Runtime); len(errs) > 0 {
+			if errs := behavior.RegistrationErrors(in.Runtime); len(errs) > 0 {
 				// The same validator as topology's InvalidWorkerTopology finding.
 				e.exclude(w, role, "publishes a runtime config that Dynamo's validator rejects, so it cannot register and the router does not know it: "+strings.Join(errs, "; "))
 				continue
@@ -731,6 +752,10 @@ func (e *explainer) route() error {
 	if len(e.prefill) == 0 && e.cfg.RouterTrackActiveBlocks && req.Override.Resolve(e.cfg).AssumeKvReuse {
 		req.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
 		x.Assumptions = append(x.Assumptions, "none of the request's blocks is assumed shared with in-flight requests (the router's active-sequence ledger is not visible)")
+	}
+	if r := e.refusal(); r != nil {
+		e.refuse(r)
+		return nil
 	}
 	switch kvP, kvD := kvHop(e.pmode, e.pKnown), kvHop(e.dmode, e.dKnown); {
 	case !kvD && (len(e.prefill) == 0 || !kvP):

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
@@ -154,7 +154,9 @@ func TestExplainNoWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Verdict.Routable || x.Verdict.Error != "NoEndpoints" || !strings.Contains(x.Verdict.Cause, "no decode worker") {
+	// No worker live: the frontend has dropped the model (every release).
+	if x.Verdict.Routable || x.Verdict.Stage != StageFrontend || x.Verdict.Error != "ModelNotReady" ||
+		!strings.Contains(x.Verdict.Message, "HTTP 404") || !strings.Contains(x.Verdict.Cause, "no worker of the deployment is live") {
 		t.Errorf("verdict %+v", x.Verdict)
 	}
 	if _, err := Explain(Input{Deployment: dep}); !errors.Is(err, ErrInput) {
@@ -189,15 +191,16 @@ func TestParseFlagsValues(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// --dynamo-version maps to a routing profile through pkg/behavior.
 	for in, want := range map[string]routecore.Profile{"1.1.0": routecore.ProfileLegacyV1_1, "v0.9": routecore.ProfileLegacyV1_1,
 		"1.2.0": routecore.ProfileLegacyV1_2, "v1.2.7": routecore.ProfileLegacyV1_2, "1.3.0": routecore.ProfileLatest, "legacy-v1.2": routecore.ProfileLegacyV1_2, "2.0": routecore.ProfileLatest, "legacy-tree-size": routecore.ProfileLegacyTreeSize, "pre-clamp": routecore.ProfileLegacyV1_1} {
-		if got, err := ProfileForVersion(in); err != nil || got != want {
-			t.Errorf("ProfileForVersion(%q) = %v, %v; want %v", in, got, err, want)
+		if rel, err := behavior.ParseRelease(in); err != nil || rel.Profile() != want {
+			t.Errorf("ParseRelease(%q).Profile() = %v, %v; want %v", in, rel.Profile(), err, want)
 		}
 	}
 	for _, bad := range []string{"x", "1", "1.x", "-1.2"} {
-		if _, err := ProfileForVersion(bad); err == nil {
-			t.Errorf("ProfileForVersion(%q) accepted", bad)
+		if _, err := behavior.ParseRelease(bad); err == nil {
+			t.Errorf("ParseRelease(%q) accepted", bad)
 		}
 	}
 	if _, err := ParseEnforcement("Preferred"); err != nil {
@@ -323,7 +326,7 @@ func TestExplainExcludesWorkersThatCannotRegister(t *testing.T) {
 	}
 	for _, rc := range []string{bad["weight"], bad["equals"]} {
 		for i := range dep.Workers {
-			if dep.Workers[i].Pod == rc && len(analysis.RegistrationErrors(dep.Workers[i].Instances[0].Runtime)) == 0 {
+			if dep.Workers[i].Pod == rc && len(behavior.RegistrationErrors(dep.Workers[i].Instances[0].Runtime)) == 0 {
 				t.Fatalf("%s: the validator accepts the broken runtime config", rc)
 			}
 		}
@@ -416,7 +419,8 @@ func TestExplainHugeDataParallelSizeIsBounded(t *testing.T) {
 // scheduler has not placed is excluded as Pending with the scheduler's reason,
 // not as a worker that publishes nothing.
 func TestPendingWorkersAreNotCandidates(t *testing.T) {
-	const file = "../../test/fixtures/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml"
+	// The prefill workers registered; the decode workers cannot be scheduled.
+	const file = "../../test/fixtures/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending-registered.yaml"
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

@@ -68,22 +68,7 @@ type Divergence struct {
 // hopOverrides returns the worker sets whose router_config replaces the
 // frontend's for the prefill and for the decode hop (as config() applies them).
 func (e *explainer) hopOverrides() (prefill, decode *model.RouterOverride) {
-	roles := map[string]model.Role{}
-	for _, w := range e.dep.Workers {
-		if _, ok := roles[w.Component]; !ok || w.Role == model.RolePrefill {
-			roles[w.Component] = w.Role
-		}
-	}
-	for i := range e.dep.Router.WorkerSetOverrides {
-		o := &e.dep.Router.WorkerSetOverrides[i]
-		switch roles[o.Component] {
-		case model.RolePrefill:
-			prefill = o
-		case model.RoleDecode, model.RoleAggregated:
-			decode = o
-		}
-	}
-	return prefill, decode
+	return e.rd.Prefill.Override, e.rd.Decode.Override
 }
 
 // cardRouterConfig returns the raw router_config a component's workers publish.

@@ -89,7 +89,7 @@ func TestRuntimeStateMayDiffer(t *testing.T) {
 			if tc.router != "" {
 				withPrefillRouterConfig(t, dep, tc.router)
 			}
-			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,7 +48,7 @@ func TestHopConfigsSayWhereValuesComeFrom(t *testing.T) {
 	_, s := loadExample(t, "healthy-three-zone-required.yaml")
 	dep := &s.Deployments[0]
 	comp := withPrefillRouterConfig(t, dep, `{"router_mode":"kv","kv_router_config":{"router_temperature":0.5,"use_kv_events":false}}`)
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestCreditZeroMeansNoIndexer(t *testing.T) {
 	_, s := loadExample(t, "healthy-three-zone-required.yaml")
 	dep := &s.Deployments[0]
 	withPrefillRouterConfig(t, dep, `{"overlap_score_credit":0}`)
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestSitaConfinesThePrefillPick(t *testing.T) {
 	_, s := loadExample(t, "healthy-three-zone-required.yaml")
 	dep := &s.Deployments[0]
 	withPrefillRouterConfig(t, dep, `{"sita_enabled":true,"sita_boundary_1":16,"sita_boundary_2":0,"sita_small_band_share":0.5,"sita_spill_threshold":1.0}`)
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestMayDifferListsUnmodelledFeatures(t *testing.T) {
 	f.Env = map[string]string{"DYN_ROUTER_DECODE_POLICY": "soft-pin"}
 	f.Ready = true
 	dep.Frontends = []model.Frontend{f, f}
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,8 @@ type Explanation struct {
 	Namespace  string `json:"namespace"`
 	// Model is the served model name from the worker cards, when known.
 	Model string `json:"model,omitempty"`
+	// Dynamo is the Dynamo release the dry run follows and how it was told.
+	Dynamo *model.DynamoRelease `json:"dynamo,omitempty"`
 	// Mode is how the request is served: disaggregated, aggregated or bypassed
 	// (conditional disaggregation ran prefill on the decode worker).
 	Mode routecore.DisaggMode `json:"mode"`

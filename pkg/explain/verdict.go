@@ -179,6 +179,18 @@ func (e *explainer) requiredCause(domain, value string, decode *Stage) (cause, f
 	case dec.total == 0 && len(dec.unpublished) == 0:
 		cause = fmt.Sprintf("%s has %d prefill and 0 decode workers: every request prefilled there needs a decode worker in the same %s", where, pre.total, domain)
 		fix = fmt.Sprintf("add decode capacity in %s (a decode replica scheduled there), %s", where, alt)
+		// Decode workers the scheduler has not placed run nowhere yet: say
+		// why, as topology's domain findings do.
+		var pending []string
+		for _, x := range e.x.Excluded {
+			if sameRole(x.Role, model.RoleDecode) && strings.HasPrefix(x.Reason, "Pending") {
+				pending = append(pending, x.Worker+" ("+x.Reason+")")
+			}
+		}
+		if len(pending) > 0 {
+			cause += "; the decode workers that are not scheduled yet run nowhere: " + strings.Join(pending, "; ")
+			fix = "make the pending decode workers schedulable (kubectl describe pod on them), " + fix
+		}
 	case dec.total == 0:
 		cause = fmt.Sprintf("%s has decode pods (%s) but none publishes topology_domains.%s, so the router cannot place them there", where, strings.Join(dec.unpublished, ", "), domain)
 		fix = fmt.Sprintf("check the topology volume and DYN_* topology env on those pods (kubectl dynamo topology shows the findings) and restart them, %s", alt)

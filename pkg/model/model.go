@@ -27,6 +27,22 @@ type Snapshot struct {
 	// Notes are facts about the collection a user must know, e.g. a missing CRD or
 	// a permission denied; each says what was not seen and what that means.
 	Notes []Note `json:"notes,omitempty"`
+	// Operators are the Dynamo operator installations seen (their
+	// controller-manager Deployments); none when the list was not allowed
+	// (a note says so) or a capture has none.
+	Operators []Operator `json:"operators,omitempty"`
+}
+
+// Operator is one Dynamo operator installation: its controller-manager
+// Deployment and the release it runs.
+type Operator struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Version is the manager's --operator-version (the Helm chart's
+	// appVersion), else the image tag; "" when neither says.
+	Version string `json:"version,omitempty"`
+	// Image is the manager container's image.
+	Image string `json:"image,omitempty"`
 }
 
 // SourceKind names a data source.
@@ -194,6 +210,8 @@ type Component struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 	// NodesPerReplica is >1 for multinode components.
 	NodesPerReplica int32 `json:"nodesPerReplica,omitempty"`
+	// Image is the main container's image in the DGD spec ("" when unset).
+	Image string `json:"image,omitempty"`
 }
 
 // RouterInfo is the frontend's effective router configuration.
@@ -215,6 +233,12 @@ type RouterInfo struct {
 	// WorkerSetOverrides are router_config blocks published in worker model cards,
 	// by component; each replaces the frontend config for that worker set.
 	WorkerSetOverrides []RouterOverride `json:"workerSetOverrides,omitempty"`
+	// WorkerArgs are the router settings worker components pass on their own
+	// command line or env (--router-mode, DYN_ROUTER_MODE and the KV-router
+	// flags), by component: what their cards will publish as router_config on
+	// releases whose workers advertise it (pkg/behavior decides). Only
+	// components that set a router mode are listed.
+	WorkerArgs []RouterOverride `json:"workerArgs,omitempty"`
 	// Warnings are problems met while reading the configuration.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -224,6 +248,9 @@ type RouterOverride struct {
 	Component string                   `json:"component"`
 	Mode      string                   `json:"mode,omitempty"`
 	Config    routecore.KvRouterConfig `json:"config"`
+	// Source says where it was read: "card" for a published router_config,
+	// else the pod or spec whose args/env set it.
+	Source string `json:"source,omitempty"`
 }
 
 // Frontend is one frontend pod.
@@ -231,6 +258,8 @@ type Frontend struct {
 	Pod   string `json:"pod"`
 	Node  string `json:"node,omitempty"`
 	Ready bool   `json:"ready"`
+	// Image is the main container's image.
+	Image string `json:"image,omitempty"`
 	// Service is the Service (name:port) that fronts it, when found.
 	Service string `json:"service,omitempty"`
 	// Argv and Env are the main container's command line (as Worker.Argv) and
@@ -258,6 +287,8 @@ type Worker struct {
 	// Ready is the pod's Ready condition (and the EndpointSlice when known).
 	Ready bool   `json:"ready"`
 	Phase string `json:"phase,omitempty"`
+	// Image is the main container's image.
+	Image string `json:"image,omitempty"`
 	// Pending is set when the pod has no node: the scheduler has not placed it
 	// (why, when it was read). Such a pod has no node label, so no domain value yet.
 	Pending *PodPending `json:"pending,omitempty"`

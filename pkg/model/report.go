@@ -29,6 +29,9 @@ type DeploymentReport struct {
 	Policy *PolicySummary `json:"policy,omitempty"`
 	// RouterMode is the frontend's router mode when known.
 	RouterMode string `json:"routerMode,omitempty"`
+	// Dynamo is the Dynamo release the deployment was read at and how it was
+	// told (pkg/behavior).
+	Dynamo *DynamoRelease `json:"dynamo,omitempty"`
 	// Domains has one entry per value of the transfer domain, sorted by value;
 	// workers with no value are grouped under the value "".
 	Domains []DomainReport `json:"domains"`
@@ -50,6 +53,61 @@ type DeploymentReport struct {
 	RoutingQuality *RoutingQuality `json:"routingQuality,omitempty"`
 }
 
+// DynamoRelease is the Dynamo release a deployment is read at: every rule
+// that changed upstream follows it (docs/compatibility.md).
+type DynamoRelease struct {
+	// Version is the release ("1.3.0"); "" when unknown, and the newest
+	// behaviour is then assumed.
+	Version string `json:"version,omitempty"`
+	Known   bool   `json:"known"`
+	// Via is how it was told: images, manifest, operator, flag or unknown.
+	Via string `json:"via"`
+	// Source says where it was read (image tags, the operator, the
+	// --dynamo-version flag) or why it is unknown.
+	Source string `json:"source"`
+	// Override is true when --dynamo-version set it.
+	Override bool `json:"override,omitempty"`
+	// Mixed is true when the pods run more than one release.
+	Mixed bool `json:"mixed,omitempty"`
+	// Operator is the Dynamo operator's release when it was read.
+	Operator string `json:"operator,omitempty"`
+}
+
+// Bare is the release alone, for a narrow header: "1.3.0", "newest?" when
+// unknown (the newest behaviour assumed), "-" when not read.
+func (d *DynamoRelease) Bare() string {
+	switch {
+	case d == nil:
+		return "-"
+	case !d.Known:
+		return "newest?"
+	case d.Mixed:
+		return d.Version + "+"
+	}
+	return d.Version
+}
+
+// Short is the release for a header line: "1.3.0 (image tags)", "1.2.0
+// (--dynamo-version)", "newest (release unknown)".
+func (d *DynamoRelease) Short() string {
+	switch {
+	case d == nil:
+		return "-"
+	case !d.Known && d.Override:
+		return "newest (--dynamo-version)"
+	case !d.Known:
+		return "newest (release unknown)"
+	}
+	how := map[string]string{"images": "image tags", "manifest": "manifest images", "operator": "operator", "flag": "--dynamo-version"}[d.Via]
+	if d.Mixed {
+		how = "mixed images"
+	}
+	if how == "" {
+		return d.Version
+	}
+	return d.Version + " (" + how + ")"
+}
+
 // WorkerReport is one worker replica: a single-node worker pod, or the pods of
 // one multinode replica (counted once, with its leader's role and value and the
 // GPUs of all its pods).
@@ -65,7 +123,11 @@ type WorkerReport struct {
 	// Pods are all the replica's pods, leader first.
 	Pods  []string `json:"pods"`
 	Ready bool     `json:"ready"`
-	GPUs  int64    `json:"gpus"`
+	// Unregistered is set when the replica's pods are ready but it published
+	// no Dynamo instance while discovery was read: the router does not know
+	// it, so it is not ready capacity (WorkersNotRegistered).
+	Unregistered bool  `json:"unregistered,omitempty"`
+	GPUs         int64 `json:"gpus"`
 	// Value is the transfer-domain value the router sees for the replica ("" when
 	// none, and always "" without a policy).
 	Value string `json:"value,omitempty"`

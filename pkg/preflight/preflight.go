@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis/health"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
@@ -25,6 +26,9 @@ type Options struct {
 	// Sources and Notes are carried into the report.
 	Sources []model.SourceStatus
 	Notes   []model.Note
+	// DynamoVersion overrides the Dynamo release the manifests are checked
+	// for (--dynamo-version); "" reads it from their images (pkg/behavior).
+	DynamoVersion string
 }
 
 // Check validates each manifest and, with a cluster, predicts where its
@@ -41,7 +45,7 @@ func Check(o Options) *Report {
 			Message: "no cluster was read (--no-cluster, or no kubeconfig, and no --nodes-from): only the manifests were validated; node selectors, taints, GPU capacity and domain labels were not checked"})
 	}
 	for _, m := range o.Manifests {
-		dr, fs, notes := checkOne(m, o.Cluster)
+		dr, fs, notes := checkOne(m, o.Cluster, o.DynamoVersion)
 		r.Deployments = append(r.Deployments, dr)
 		r.Findings = append(r.Findings, fs...)
 		r.Notes = append(r.Notes, notes...)
@@ -81,6 +85,10 @@ type checker struct {
 	values   map[string][]string
 	anyValue map[string]bool
 	eligible map[string][]*Node
+	// rd is how Dynamo will treat the deployment once it runs (pkg/behavior),
+	// at dynamoVersion (or the release its images tell).
+	rd            *behavior.Reading
+	dynamoVersion string
 }
 
 func (c *checker) add(id string, sev model.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
@@ -103,7 +111,7 @@ func (c *checker) checkRoutingHealth() {
 	if c.m == nil || c.m.snap == nil {
 		return
 	}
-	for _, f := range health.Findings(c.m.snap) {
+	for _, f := range health.FindingsWith(c.m.snap, health.Options{DynamoVersion: c.dynamoVersion}) {
 		if f.Deployment != c.u.GetName() || f.Namespace != c.u.GetNamespace() || !slices.Contains(manifestHealthIDs, f.ID) {
 			continue
 		}
@@ -111,7 +119,7 @@ func (c *checker) checkRoutingHealth() {
 	}
 }
 
-func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []model.Note) {
+func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport, []Finding, []model.Note) {
 	u := man.Object
 	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}}
 	c.dr = DeploymentReport{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Source: man.Source, Components: []ComponentReport{}}
@@ -140,6 +148,12 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []model.N
 	c.m = m
 	d := m.dep
 	c.dr.RouterMode = d.Router.Mode
+	rd, err := behavior.ReadPlanned(m.snap, d, dynamoVersion)
+	if err != nil {
+		rd, _ = behavior.ReadPlanned(m.snap, d, "")
+	}
+	c.rd, c.dynamoVersion = rd, dynamoVersion
+	c.dr.Dynamo = rd.Release.Model()
 	if p := d.Policy; p != nil {
 		c.dr.Policy = &model.PolicySummary{Domain: p.Domain, Enforcement: string(p.Enforcement), PreferredWeight: p.PreferredWeight,
 			Mode: string(p.Mode), LabelKey: p.LabelKey, ClusterTopologyName: p.ClusterTopologyName}
@@ -158,6 +172,7 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []model.N
 		c.checkDomainLabel()
 	}
 	c.checkRouter()
+	c.checkReadiness()
 	if c.policy != nil {
 		c.domains()
 	}
@@ -322,18 +337,51 @@ func (c *checker) packsDomain(dom string) bool {
 	return pi >= 0 && di >= pi
 }
 
+// checkRouter: RouterNotKV, from the decode hop's mode as pkg/behavior reads
+// it (the frontend's, or the decode workers' own --router-mode on releases
+// whose workers publish it).
 func (c *checker) checkRouter() {
-	r := c.m.dep.Router
-	if c.m.dep.Policy == nil || r.Mode == "" || r.Mode == "kv" {
+	h := c.rd.Decode
+	if c.m.dep.Policy == nil || h.Constraint != behavior.ConstraintIgnored {
 		return
 	}
-	src := ""
-	if r.ModeSource != "" {
-		src = " (" + r.ModeSource + ")"
+	hint := "run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)"
+	if h.Override != nil {
+		hint = "set the decode component's router mode to kv (" + h.Override.Source + ")"
 	}
 	c.add(analysis.FindingRouterNotKV, model.SeverityWarning, Certain, "",
-		fmt.Sprintf("the frontend will route in %s mode%s, not kv: the prefill router still derives the decode constraint from the prefill worker it picks, but the %s decode pick does not read routing constraints, so decode workers are picked without regard to the transfer domain", r.Mode, src, r.Mode),
-		"run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)", c.dgdObject())
+		fmt.Sprintf("the decode hop will route in %s mode (%s), not kv: the prefill router still derives the decode constraint from the prefill worker it picks, but the %s decode pick does not read routing constraints, so decode workers are picked without regard to the transfer domain", h.Mode, h.ModeSource, h.Mode),
+		hint, c.dgdObject())
+}
+
+// checkReadiness: ModelNotReady (Dynamo 1.3 and later: a deployment with
+// decode workers and no prefill component, or the reverse, is never ready)
+// and DisaggNotActive (earlier releases: decode workers without prefill serve
+// aggregated, or fail under --enforce-disagg).
+func (c *checker) checkReadiness() {
+	r := c.rd.Readiness
+	var need []string
+	for _, m := range r.Missing {
+		need = append(need, string(m))
+	}
+	rel := "the newest Dynamo (release unknown)"
+	if c.rd.Release.Known {
+		rel = "Dynamo " + c.rd.Release.Version
+	}
+	switch {
+	case !r.Ready && r.Era.Key == behavior.EraStrictNeeds && len(need) > 0:
+		c.add(analysis.FindingModelNotReady, model.SeverityError, Certain, "",
+			fmt.Sprintf("the deployment declares no %s component, and its other workers need one: on %s the frontend keeps the model unready and refuses every request with HTTP 503 (%s; rule %s, %s)", strings.Join(need, " or "), rel, r.Reason, behavior.RuleReadiness, r.Era.Range()),
+			fmt.Sprintf("add a %s component; --enforce-disagg no longer changes this (#11160)", strings.Join(need, " and ")), c.dgdObject())
+	case !r.Ready && len(need) > 0:
+		c.add(health.FindingDisaggNotActive, model.SeverityError, Certain, "",
+			fmt.Sprintf("the deployment declares no prefill component and the frontend enforces disaggregation: on %s every request fails (%s)", rel, r.Reason),
+			"add a prefill component, or run the frontend without --enforce-disagg", c.dgdObject())
+	case r.Aggregated:
+		c.add(health.FindingDisaggNotActive, model.SeverityWarning, Certain, "",
+			fmt.Sprintf("the deployment declares decode workers and no prefill component: on %s every request runs aggregated on the decode workers (rule %s, %s)", rel, behavior.RuleReadiness, r.Era.Range()),
+			"add a prefill component, or declare the workers aggregated", c.dgdObject())
+	}
 }
 
 func plural(n int64, one, many string) string {

@@ -81,6 +81,9 @@ type DeploymentReport struct {
 	// known.
 	NodeLabelKey string `json:"nodeLabelKey,omitempty"`
 	RouterMode   string `json:"routerMode,omitempty"`
+	// Dynamo is the Dynamo release the manifest is checked for and how it
+	// was told (its images, or --dynamo-version).
+	Dynamo *model.DynamoRelease `json:"dynamo,omitempty"`
 	// PackDomain is the deployment-level topologyConstraint.packDomain.
 	PackDomain string            `json:"packDomain,omitempty"`
 	Components []ComponentReport `json:"components"`

@@ -33,11 +33,14 @@ type Objects struct {
 	// Topologies are the Grove ClusterTopologyBindings and ClusterTopologies
 	// (grove.io).
 	Topologies []*ClusterTopology
+	// Deployments are the apps/v1 Deployments (the Dynamo operator's
+	// controller manager is one).
+	Deployments []*Deployment
 }
 
 // Len is the number of objects.
 func (o *Objects) Len() int {
-	return len(o.DGDs) + len(o.DWMs) + len(o.Pods) + len(o.Nodes) + len(o.Services) + len(o.EndpointSlices) + len(o.Events) + len(o.Topologies)
+	return len(o.DGDs) + len(o.DWMs) + len(o.Pods) + len(o.Nodes) + len(o.Services) + len(o.EndpointSlices) + len(o.Events) + len(o.Topologies) + len(o.Deployments)
 }
 
 // Append adds p's objects after o's, kind by kind.
@@ -50,6 +53,7 @@ func (o *Objects) Append(p Objects) {
 	o.EndpointSlices = append(o.EndpointSlices, p.EndpointSlices...)
 	o.Events = append(o.Events, p.Events...)
 	o.Topologies = append(o.Topologies, p.Topologies...)
+	o.Deployments = append(o.Deployments, p.Deployments...)
 }
 
 // Kinds of the typed objects, and the API groups they are read from.
@@ -63,11 +67,13 @@ const (
 	KindEvent                  = "Event"
 	KindClusterTopologyBinding = "ClusterTopologyBinding"
 	KindClusterTopology        = "ClusterTopology"
+	KindDeployment             = "Deployment"
 
 	GroupDynamo    = "nvidia.com"
 	GroupDiscovery = "discovery.k8s.io"
 	GroupEvents    = "events.k8s.io"
 	GroupGrove     = "grove.io"
+	GroupApps      = "apps"
 )
 
 // Group is the API group of an apiVersion ("" for the core group's "v1").
@@ -210,4 +216,41 @@ type ClusterTopologySpec struct {
 	// Levels is spec.levels as a JSON value (nil when absent); Build reads it
 	// as a list of {domain, key}.
 	Levels any `json:"levels"`
+}
+
+// Deployment is an apps/v1 Deployment, of which only what tells a Dynamo
+// operator's release is read: its name, namespace and labels (not its
+// annotations), and its pod template's containers' names, images and
+// arguments.
+type Deployment struct {
+	TypeMeta
+	ObjectMeta `json:"metadata"`
+	Spec       DeploymentSpec `json:"spec"`
+}
+
+// DeploymentSpec is the part of a Deployment's spec that is read.
+type DeploymentSpec struct {
+	Template PodTemplateSpec `json:"template"`
+}
+
+// PodTemplateSpec is a Deployment's pod template.
+type PodTemplateSpec struct {
+	Spec PodTemplateSpecSpec `json:"spec"`
+}
+
+// PodTemplateSpecSpec is the part of a pod template's spec that is read.
+type PodTemplateSpecSpec struct {
+	// Containers are the elements of spec.template.spec.containers that are
+	// objects, as NestedSlice reads the list: nil unless it is a list.
+	Containers []DeploymentContainer `json:"containers"`
+}
+
+// DeploymentContainer is the part of a pod template's container that is
+// read. Strings are "" when absent or not a string.
+type DeploymentContainer struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	// Args has one element per element of args ("" for one that is not a
+	// string); nil unless args is a list.
+	Args []string `json:"args"`
 }

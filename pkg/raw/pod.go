@@ -2,7 +2,7 @@ package raw
 
 // Pod is the part of a Pod that is read: what Build converts (metadata, the
 // containers' command lines, environment, resources and restart policies, the
-// node, phase, IPs and conditions) and nothing else: not managedFields,
+// node, phase, IPs and conditions, and the containers' images) and nothing else: not managedFields,
 // volumes, probes, ports or container statuses. Field names follow the JSON
 // paths (and corev1's Go names, so code written against corev1.Pod reads the
 // same).
@@ -31,7 +31,11 @@ type PodSpec struct {
 
 // Container is the part of a container that is read.
 type Container struct {
-	Name          string               `json:"name"`
+	Name string `json:"name"`
+	// Image is read leniently, apart from the conversion: "" when absent or
+	// not a string, and never a reason the pod cannot be read (it only tells
+	// the Dynamo release).
+	Image         string               `json:"image"`
 	Command       []string             `json:"command"`
 	Args          []string             `json:"args"`
 	Env           []EnvVar             `json:"env"`

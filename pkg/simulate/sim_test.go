@@ -139,7 +139,8 @@ func TestOneRequestMixedHopModes(t *testing.T) {
 			snap, dep, _ := example(t, "prefill-only-zone-required.yaml")
 			dep.Router.Mode = "round-robin"
 			dep.Router.WorkerSetOverrides = []model.RouterOverride{{Component: set, Mode: "kv", Config: routecore.DefaultKvRouterConfig()}}
-			base := explain.Options{Seed: seed, AssumeIdle: true}
+			// 1.4.0: a worker set's own router configuration holds per hop.
+			base := explain.Options{Seed: seed, AssumeIdle: true, DynamoVersion: "1.4.0"}
 			x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Options: base, Request: explain.Request{Tokens: toks}})
 			if err != nil {
 				t.Fatal(err)

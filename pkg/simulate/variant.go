@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
@@ -25,6 +26,10 @@ type Variant struct {
 	downValues []string
 	// Add are synthetic workers (decode+N@VALUE, prefill+N@VALUE).
 	Add []AddWorkers
+	// DynamoVersion reads the deployment at another Dynamo release
+	// (dynamo-version=…): its routing profile, each hop's mode and the
+	// frontend's readiness (pkg/behavior).
+	DynamoVersion string
 	// Changes describe each change in words.
 	Changes []string
 }
@@ -153,11 +158,13 @@ func ParseVariant(spec string) (Variant, error) {
 			v.Knobs.DecodeActiveRequestWeight = f
 			v.Changes = append(v.Changes, "active-request weight "+val)
 		case "dynamo-version":
-			p, err := explain.ProfileForVersion(val)
+			rel, err := behavior.ParseRelease(val)
 			if err != nil {
 				return v, bad(part, err.Error())
 			}
+			p := rel.Profile()
 			v.Knobs.Profile = &p
+			v.DynamoVersion = val
 			v.Changes = append(v.Changes, "Dynamo "+val)
 		default:
 			return v, bad(part, "has an unknown key")
@@ -209,6 +216,9 @@ func mergeKnobs(base, v explain.Knobs) explain.Knobs {
 func (v Variant) apply(dep *model.Deployment, base explain.Options) (*model.Deployment, explain.Options, error) {
 	o := base
 	o.Knobs = mergeKnobs(base.Knobs, v.Knobs)
+	if v.DynamoVersion != "" {
+		o.DynamoVersion = v.DynamoVersion
+	}
 	o.WhatIf.ExcludeWorkers = append(append([]string(nil), base.WhatIf.ExcludeWorkers...), v.ExcludeWorkers...)
 	o.WhatIf.DomainDown = append(append([]explain.DomainValue(nil), base.WhatIf.DomainDown...), v.DomainDown...)
 	for _, val := range v.downValues {

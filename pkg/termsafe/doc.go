@@ -17,7 +17,10 @@
 //   - JSON and YAML post-passes escape the same runes inside strings, so the
 //     documents stay exact (they decode to the same values) and safe to cat;
 //   - View escapes a finished TUI frame, keeping only the SGR sequences the
-//     dashboard's own styles produce.
+//     dashboard's own styles produce. It cannot tell one of them in the data
+//     from the dashboard's own, so it is the second line: the dashboard
+//     escapes cluster text with Escape where it places it into a cell, before
+//     the layout.
 //
 // Truncate and Width measure and cut display text (markers have no width).
 package termsafe

@@ -47,6 +47,13 @@ func sgrLen(s string) int {
 // visibly (newlines kept). It returns frame itself when there is nothing to do,
 // and reports whether anything was escaped (the caller then re-fits the lines,
 // which escaping made longer).
+//
+// View cannot tell an allowed sequence that came with the data from the
+// program's own, and it runs after the layout, which measured an escape
+// sequence in the data as zero cells. So it is the second line only: a program
+// escapes the data it shows (Escape) where it places it into the frame, and
+// cuts it to its cell (Truncate, Width); then nothing from the data can form a
+// sequence View keeps, and View finds nothing of the data to escape.
 func View(frame string, allowed SGRSet) (string, bool) {
 	i := firstUnsafeView(frame, allowed)
 	if i < 0 {

@@ -22,6 +22,9 @@ type Data struct {
 	KV       map[string]explain.KVCache
 	// KVNotes are problems met while indexing the KV events, per deployment.
 	KVNotes map[string][]string
+	// DynamoVersion is the --dynamo-version override the report was read at
+	// ("": each deployment's own release); the route explorer reads the same.
+	DynamoVersion string
 }
 
 // Loader reads the data once; the dashboard calls it at start and on every
@@ -37,6 +40,8 @@ type DataOptions struct {
 	Name string
 	// SkewFactor is passed to analysis.Analyze.
 	SkewFactor float64
+	// DynamoVersion overrides the Dynamo release (--dynamo-version).
+	DynamoVersion string
 	// Select, when set, replaces the Namespace/Name filter: it keeps the
 	// deployments in scope and fails when nothing matches (the CLI's one rule
 	// for a selection that matches nothing, cmdutil.Scope.Select).
@@ -71,10 +76,11 @@ func NewData(b *raw.Bundle, o DataOptions) (*Data, error) {
 		}
 	}
 	d := &Data{
-		Snapshot: snap,
-		Report:   analysis.Analyze(snap, analysis.AnalyzeOptions{SkewFactor: o.SkewFactor}),
-		KV:       map[string]explain.KVCache{},
-		KVNotes:  map[string][]string{},
+		Snapshot:      snap,
+		Report:        analysis.Analyze(snap, analysis.AnalyzeOptions{SkewFactor: o.SkewFactor, DynamoVersion: o.DynamoVersion}),
+		KV:            map[string]explain.KVCache{},
+		KVNotes:       map[string][]string{},
+		DynamoVersion: o.DynamoVersion,
 	}
 	for i := range snap.Deployments {
 		dep := &snap.Deployments[i]
@@ -110,17 +116,32 @@ func blockSize(dep *model.Deployment) int {
 type workerRow struct {
 	Pod, Role, Domain, Node string
 	Ready                   bool
-	DpRanks                 int
+	// Unregistered: the pod is ready but its replica published no Dynamo
+	// instance (the report's reading), so the router does not know it.
+	Unregistered bool
+	DpRanks      int
 	// KVBlocks, ActiveDecode and PrefillTokens are -1 when unknown.
 	KVBlocks, ActiveDecode, PrefillTokens int64
 }
 
-func workerRows(dep *model.Deployment) []workerRow {
+// workerRows are the deployment's pods, with the report's reading of their
+// registration (rep may be nil).
+func workerRows(dep *model.Deployment, rep *model.DeploymentReport) []workerRow {
+	unregistered := map[string]bool{}
+	if rep != nil {
+		for _, wr := range rep.Workers {
+			if wr.Unregistered {
+				for _, p := range wr.Pods {
+					unregistered[p] = true
+				}
+			}
+		}
+	}
 	rows := make([]workerRow, 0, len(dep.Workers))
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
 		r := workerRow{Pod: w.Pod, Role: string(w.Role), Domain: w.Domain.Effective(), Node: w.Node, Ready: w.Ready,
-			KVBlocks: -1, ActiveDecode: -1, PrefillTokens: -1}
+			Unregistered: w.Ready && unregistered[w.Pod], KVBlocks: -1, ActiveDecode: -1, PrefillTokens: -1}
 		for _, in := range cardInstances(w) {
 			start, end := in.Runtime.DpRange()
 			r.DpRanks += int(end - start)

@@ -40,7 +40,9 @@ type Options struct {
 	TokenFile  string
 	Tokenizer  string
 	SkewFactor float64
-	Sources    cmdutil.SourceFlags
+	// DynamoVersion is --dynamo-version ("" reads each deployment's release).
+	DynamoVersion string
+	Sources       cmdutil.SourceFlags
 
 	// Resolved by Complete.
 	namespace string
@@ -120,6 +122,7 @@ kubectl dynamo topology --watch.`,
 	fl.StringVar(&o.TokenFile, "token-file", "", "Read the route explorer's initial token ids from a file")
 	fl.StringVar(&o.Tokenizer, "tokenizer", "", "Tokenize prompts typed in the route explorer with this tokenizer.json (a path, or a Hugging Face model id in the local cache)")
 	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	o.Sources.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("theme", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"dark", "light"}, cobra.ShellCompDirectiveNoFileComp
@@ -218,6 +221,9 @@ func (o *Options) Validate() error {
 	if o.FromFile == "" && o.Refresh < time.Second {
 		return cmdutil.FlagErrorf("--refresh must be at least 1s, got %s", o.Refresh)
 	}
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
 	if o.SkewFactor < 1 {
 		return cmdutil.FlagErrorf("--skew-factor must be at least 1 (a ratio factor), got %g", o.SkewFactor)
 	}
@@ -300,7 +306,7 @@ func (o *Options) load(ctx context.Context) (*tui.Data, error) {
 // data turns a bundle into the dashboard's data.
 func (o *Options) data(b *raw.Bundle) (*tui.Data, error) {
 	sel := func(s *model.Snapshot) error { return o.scope.Select(context.Background(), s, o.inventory) }
-	return tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor, Select: sel})
+	return tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor, Select: sel, DynamoVersion: o.DynamoVersion})
 }
 
 // TUIOptions reads the data once and returns the dashboard's options: the

@@ -20,6 +20,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
@@ -215,7 +216,7 @@ random pick), 1 error.`,
 	}
 	fl.StringVar(&o.Enforcement, "enforcement", "", "What-if transfer enforcement for every prefill worker: required|preferred|off")
 	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode: round-robin|random|power-of-two|least-loaded|device-aware-weighted|direct|kv")
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "Reproduce an older Dynamo release: a version (e.g. 1.1.0) or a profile ("+profileNames()+")")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
 	fl.Float64Var(&o.Thresholds.decodeBlocks, "active-decode-blocks-threshold", 0, "What-if busy threshold: fraction of KV blocks in use that marks a worker overloaded")
 	fl.Uint64Var(&o.Thresholds.prefillTokens, "active-prefill-tokens-threshold", 0, "What-if busy threshold: active prefill tokens that mark a worker overloaded")
@@ -244,13 +245,6 @@ random pick), 1 error.`,
 	})
 	_ = cmd.RegisterFlagCompletionFunc("enforcement", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"required", "preferred", "off"}, cobra.ShellCompDirectiveNoFileComp
-	})
-	_ = cmd.RegisterFlagCompletionFunc("dynamo-version", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		var out []string
-		for _, p := range routecore.Profiles() {
-			out = append(out, string(p))
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
@@ -300,7 +294,7 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 	if err := o.stdinOnce(); err != nil {
 		return err
 	}
-	in := explain.Options{AssumeIdle: o.AssumeIdle, Seed: o.Seed, SeedGiven: cmd.Flags().Changed("seed"), BlockSize: o.BlockSize}
+	in := explain.Options{AssumeIdle: o.AssumeIdle, Seed: o.Seed, SeedGiven: cmd.Flags().Changed("seed"), BlockSize: o.BlockSize, DynamoVersion: o.DynamoVersion}
 	k := &in.Knobs
 	floatDst := map[string]**float64{
 		"overlap-score-credit": &k.OverlapScoreCredit, "overlap-score-credit-decay": &k.OverlapScoreCreditDecay,
@@ -336,11 +330,12 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 		}
 		k.RouterMode = &m
 	}
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
 	if o.DynamoVersion != "" {
-		p, err := explain.ProfileForVersion(o.DynamoVersion)
-		if err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
+		rel, _ := behavior.ParseRelease(o.DynamoVersion)
+		p := rel.Profile()
 		k.Profile = &p
 		o.profileWhy = profileWhy(o.DynamoVersion, p)
 	}
@@ -636,7 +631,7 @@ func (o *Options) checkDomainKeys(dep *model.Deployment) error {
 }
 
 // profileWhy is the assumption a --dynamo-version VERSION makes: the profile
-// it selects and the rule (explain.ProfileForVersion: releases before 1.2
+// it selects and the rule (behavior.Release.Profile: releases before 1.2
 // route with the pre-clamp selector, 1.2 with the latest one but multimodal
 // mm_hashes appended to the block bytes, 1.3 and later with the latest one,
 // which a release newer than this build is assumed to keep). "" when v

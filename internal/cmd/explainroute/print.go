@@ -51,7 +51,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	}
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.bold(fmt.Sprintf("%-12s", k+":")), v) }
 
-	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", x.Namespace, x.Deployment, st.bold("Context:"), orDash(x.Context), st.bold("Model:"), orDash(x.Model)))
+	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s   %s %s", x.Namespace, x.Deployment, st.bold("Context:"), orDash(x.Context), st.bold("Model:"), orDash(x.Model), st.bold("Dynamo:"), x.Dynamo.Short()))
 	kv("Router mode", x.RouterModeLine())
 	r := x.Request
 	tail := r.TokenCount - len(r.Blocks)*r.BlockSize
@@ -107,9 +107,12 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 		kv("Constraints", constraintsLine(r.Constraints.RequiredTaints, r.Constraints.PreferredTaints))
 	}
 	kv("Router", routerLine(x))
-	if x.Verdict.Routable {
+	switch {
+	case x.Verdict.Routable:
 		kv("Mode", string(x.Mode)+" — "+x.Summary)
-	} else {
+	case x.Mode == "":
+		kv("Mode", "- — "+x.Summary) // refused before either hop
+	default:
 		kv("Mode", string(x.Mode))
 	}
 	if x.Conditional != nil {

@@ -45,8 +45,11 @@ func TestExplainRouteUpstreamExamples(t *testing.T) {
 		{"trtllm-disagg-v1beta1.yaml", "round-robin", "disaggregated", "trtllm-disagg-0-prefill-", "trtllm-disagg-0-decode-", ""},
 		{"trtllm-disagg-router-v1alpha1.yaml", "kv", "disaggregated", "trtllm-v1-disagg-router-0-trtllmprefillworker-", "trtllm-v1-disagg-router-0-trtllmdecodeworker-", ""},
 		{"trtllm-disagg-router-v1beta1.yaml", "kv", "disaggregated", "trtllm-v1-disagg-router-0-prefill-", "trtllm-v1-disagg-router-0-decode-", ""},
-		{"vllm-disagg-multinode-v1alpha1.yaml", "kv", "aggregated", "", "", "NoEndpoints"},
-		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", "kv", "aggregated", "", "", "NoEndpoints"},
+		// Before the workers register, the frontend has no instance and does not
+		// serve the model; once they have, requests route disaggregated.
+		{"vllm-disagg-multinode-v1alpha1.yaml", "kv", "", "", "", "ModelNotReady"},
+		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", "kv", "", "", "", "ModelNotReady"},
+		{"vllm-disagg-multinode-v1alpha1-registered.yaml", "kv", "disaggregated", "vllm-disagg-0-ctx-0-ctx-ldr-", "vllm-disagg-0-gen-0-gen-ldr-", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

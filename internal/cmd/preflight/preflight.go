@@ -34,6 +34,9 @@ type Options struct {
 	Output    cmdutil.OutputFlags
 	FailOn    string
 	ExitZero  bool
+	// DynamoVersion is --dynamo-version: the release the manifests are
+	// checked for ("" reads it from their images).
+	DynamoVersion string
 
 	// namespace is where manifests without one go.
 	namespace string
@@ -93,6 +96,7 @@ reaches --fail-on, 2 when one does, 1 on errors.`,
 	fl.StringVar(&o.NodesFrom, "nodes-from", "", "Predict against the nodes (and pods, Grove topology objects) of a capture file instead of the cluster")
 	fl.BoolVar(&o.NoCluster, "no-cluster", false, "Check the manifests only: read no cluster, even when a kubeconfig exists")
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -149,6 +153,9 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
 	if err := o.Output.Validate(); err != nil {
 		return err
 	}
@@ -173,7 +180,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := preflight.Options{Manifests: manifests, Context: o.context, Notes: notes}
+	opts := preflight.Options{Manifests: manifests, Context: o.context, Notes: notes, DynamoVersion: o.DynamoVersion}
 	if o.cluster != nil {
 		var exclude []string
 		for _, m := range manifests {

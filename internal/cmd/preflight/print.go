@@ -57,8 +57,8 @@ func (o *Options) print(r *preflight.Report) error {
 	}
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
-		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
-			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode))
+		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
+			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
 		if err := flush(); err != nil {
 			return err
 		}

@@ -38,7 +38,7 @@ func (o *Options) print(r *simulate.Report, notes []model.Note) error {
 func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool, st cmdutil.Style) error {
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.Bold(fmt.Sprintf("%-11s", k+":")), v) }
-	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model)))
+	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model), st.Bold("Dynamo:"), r.Dynamo.Short()))
 	t := r.Trace
 	traffic := fmt.Sprintf("%s (%s): %s requests, %s input + %s output tokens over %s", t.Source, t.Format, count(t.Requests),
 		count(int(t.InputTokens)), count(int(t.OutputTokens)), fmtDur(t.DurationMs))
@@ -72,6 +72,14 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 		}
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
+		}
+		if len(v.Domains) == 0 {
+			// No worker took part (the frontend refused every request, or none
+			// is routable): an empty table would say nothing.
+			if _, err := io.WriteString(w, "  (no worker is routable: no per-"+strings.ToLower(domain)+" figures)\n"); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := domainTable(v, domain).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
 			return err

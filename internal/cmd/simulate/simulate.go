@@ -154,7 +154,7 @@ allows, 1 error.`,
 	fl.BoolVar(&o.AssumeIdle, "assume-idle", false, "Start with idle workers (ignore the observed loads)")
 	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
 	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode for every variant: "+modeNames())
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "Reproduce an older Dynamo release: a version (e.g. 1.1.0) or a profile")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests: any, none, or a percentage such as 1%")
 	fl.StringVar(&o.Plot, "plot", "", "Also write an SVG chart of the comparison to this file")
 	fl.StringVar(&o.ExportDynoSim, "export-dynosim", "", "Also write the deployment and traffic as a DynoSim (aisimulate predict) spec to this file")
@@ -234,13 +234,10 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		o.base.Knobs.RouterMode = &m
 	}
-	if o.DynamoVersion != "" {
-		p, err := explain.ProfileForVersion(o.DynamoVersion)
-		if err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
-		o.base.Knobs.Profile = &p
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
 	}
+	o.base.DynamoVersion = o.DynamoVersion
 	o.engine = simulate.DefaultEngine()
 	if o.EngineProfile != "" {
 		data, err := cmdutil.ReadInputLimit(o.IO.In, o.EngineProfile, "--engine-profile", 64<<20)

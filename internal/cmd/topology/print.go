@@ -27,8 +27,11 @@ func printReport(w io.Writer, r *model.Report, o *Options, st style) error {
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n", st.Bold("Deployment:"), deploymentName(d),
-			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode))
+		fmt.Fprintf(&b, "%s %s   %s %s   %s %s   %s %s\n", st.Bold("Deployment:"), deploymentName(d),
+			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
+		if o.Output.Format == "wide" && d.Dynamo != nil {
+			fmt.Fprintf(&b, "%s %s\n", st.Bold("Dynamo release:"), dynamoLong(d.Dynamo))
+		}
 		if o.Output.Format == "wide" && d.RoutingQuality != nil {
 			fmt.Fprintf(&b, "%s %s\n", st.Bold("KV routing:"), d.RoutingQuality.Line())
 		}
@@ -105,10 +108,16 @@ func domainTable(d *model.DeploymentReport, findings []model.Finding, o *Options
 	if d.Policy != nil && d.Policy.Domain != "" {
 		domainHeader = d.Policy.Domain
 	}
+	// Aggregated workers (prefill and decode in one process) get their own
+	// column in the default table when the deployment has any.
+	aggregated := false
+	for _, dom := range d.Domains {
+		aggregated = aggregated || dom.Aggregated.Total > 0
+	}
 	t := &printers.Table{Columns: []printers.Column{
 		{Header: domainHeader}, {Header: "Prefill"}, {Header: "Decode"}, {Header: "Prefill GPUs"}, {Header: "Decode GPUs"},
 		{Header: "P:D"}, {Header: "Decode Load"}, {Header: "Flags", MaxWidth: printers.Unlimited},
-		{Header: "Prefill KV Tokens", Wide: true}, {Header: "Decode KV Tokens", Wide: true}, {Header: "Aggregated", Wide: true},
+		{Header: "Prefill KV Tokens", Wide: true}, {Header: "Decode KV Tokens", Wide: true}, {Header: "Aggregated", Wide: !aggregated},
 		{Header: "Prefill Workers", Wide: true, MaxWidth: printers.Unlimited}, {Header: "Decode Workers", Wide: true, MaxWidth: printers.Unlimited},
 	}}
 	for _, dom := range d.Domains {
@@ -177,10 +186,13 @@ func workerTable(d *model.DeploymentReport) *printers.Table {
 	}}
 	for _, wr := range d.Workers {
 		ready := "no"
-		if wr.Ready {
+		switch {
+		case wr.Ready:
 			ready = "yes"
-		} else if wr.Pending != nil {
+		case wr.Pending != nil:
 			ready = "pending"
+		case wr.Unregistered:
+			ready = "unregistered"
 		}
 		value := wr.Value
 		if value == "" {
@@ -339,4 +351,16 @@ func tokens(n uint64) string {
 		return "-"
 	}
 	return strconv.FormatUint(n, 10)
+}
+
+// dynamoLong is the release with where it was read (and the operator's).
+func dynamoLong(d *model.DynamoRelease) string {
+	s := d.Source
+	if d.Known && !d.Override {
+		s = d.Version + ", " + s
+	}
+	if d.Operator != "" {
+		s += "; operator " + d.Operator
+	}
+	return s
 }

@@ -17,12 +17,9 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis/health"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
 )
 
@@ -42,10 +39,9 @@ type Options struct {
 	ExitZero      bool
 	SkewFactor    float64
 	Sources       cmdutil.SourceFlags
-	// DynamoVersion is --dynamo-version: the Dynamo release the routing-health
-	// rules follow ("" the newest); profile is the routing profile it selects.
+	// DynamoVersion is --dynamo-version: the Dynamo release every rule that
+	// changed upstream follows ("" detects it, pkg/behavior).
 	DynamoVersion string
-	profile       routecore.Profile
 
 	// load reads a Bundle (from the capture file or the cluster); set by Complete.
 	load func(ctx context.Context) (*raw.Bundle, error)
@@ -108,7 +104,7 @@ Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
 	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
 	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "The Dynamo release the deployment runs (e.g. 1.3.0, or a profile: "+profileNames()+"); the routing-health rules that changed across releases follow it (default: the newest)")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	o.Sources.AddFlags(cmd)
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -179,15 +175,8 @@ func (o *Options) Validate() error {
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return cmdutil.FlagErrorf("deployment names cannot be combined with --all-namespaces: name the namespace with -n")
 	}
-	if o.DynamoVersion != "" {
-		if err := health.ParseRelease(o.DynamoVersion); err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
-		p, err := explain.ProfileForVersion(o.DynamoVersion)
-		if err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
-		o.profile = p
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
 	}
 	return o.Sources.Validate()
 }
@@ -264,7 +253,7 @@ func (o *Options) report(ctx context.Context) (*model.Report, error) {
 	}
 	// Old data is said first: it qualifies everything below it.
 	snap.Notes = append(analysis.FreshnessNotes(snap, o.Now()), snap.Notes...)
-	return analysis.Analyze(snap, analysis.AnalyzeOptions{SkewFactor: o.SkewFactor, DynamoVersion: o.DynamoVersion, Profile: o.profile}), nil
+	return analysis.Analyze(snap, analysis.AnalyzeOptions{SkewFactor: o.SkewFactor, DynamoVersion: o.DynamoVersion}), nil
 }
 
 func (o *Options) print(r *model.Report) error {
@@ -378,13 +367,4 @@ func nothingReadable(s *model.Snapshot, source []string) error {
 	}
 	return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s", detail),
 		"Try: "+strings.Join(append([]string{"kubectl auth can-i list dynamographdeployments.nvidia.com"}, source...), " ")+", and see docs/rbac.md for the read-only role")
-}
-
-// profileNames lists the compatibility profiles for the flag's help.
-func profileNames() string {
-	var s []string
-	for _, p := range routecore.Profiles() {
-		s = append(s, string(p))
-	}
-	return strings.Join(s, ", ")
 }

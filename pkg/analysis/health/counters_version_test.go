@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
@@ -86,9 +87,9 @@ func TestFindingsCountersAndVersions(t *testing.T) {
 
 		// Versions: KV events.
 		{name: "vLLM bare args before 1.1: Dynamo made the events config itself (#6404, #7591)", snap: disaggRouter(), opts: Options{DynamoVersion: "1.0.1"}},
-		{name: "a legacy profile without a version is taken as 1.1", snap: disaggRouter(), opts: Options{Profile: routecore.ProfileLegacyV1_1},
+		{name: "a legacy profile without a version is taken as 1.1", snap: disaggRouter(), opts: Options{DynamoVersion: string(routecore.ProfileLegacyV1_1)},
 			want: []string{"KvEventsNotPublished warning"}},
-		{name: "a legacy profile: busy answers 503", snap: disaggRouter(withEvents, busyDecode("frontend /busy_threshold")), opts: Options{Profile: routecore.ProfileLegacyV1_1},
+		{name: "a legacy profile: busy answers 503", snap: disaggRouter(withEvents, busyDecode("frontend /busy_threshold")), opts: Options{DynamoVersion: string(routecore.ProfileLegacyV1_1)},
 			want: []string{"AllWorkersBusy warning", "AllWorkersBusy warning"}, contains: []string{"HTTP 503"}},
 		{name: "vLLM bare args in 1.1", snap: disaggRouter(), opts: Options{DynamoVersion: "v1.1.0"}, want: []string{"KvEventsNotPublished warning"}},
 		{name: "TRT-LLM before 1.3: the fix is --publish-events-and-metrics", snap: disaggRouter(prefillArgs("python3 -m dynamo.trtllm --disaggregation-mode prefill", nil)),
@@ -97,8 +98,9 @@ func TestFindingsCountersAndVersions(t *testing.T) {
 		// Versions: disaggregation.
 		{name: "no prefill worker, 1.0.x default fails requests (#6515)", snap: disaggRouter(withEvents, noPrefill), opts: Options{DynamoVersion: "1.0.0"},
 			want: []string{"DisaggNotActive error"}, contains: []string{"PrefillError::NotActivated", "#6515"}},
-		{name: "no prefill worker, newest default runs aggregated (#6957)", snap: disaggRouter(withEvents, noPrefill),
+		{name: "no prefill worker, 1.2 default runs aggregated (#6957)", snap: disaggRouter(withEvents, noPrefill), opts: Options{DynamoVersion: "1.2.0"},
 			want: []string{"DisaggNotActive warning"}},
+		{name: "no prefill worker, 1.3 and later: ModelNotReady, not this rule (#11160)", snap: disaggRouter(withEvents, noPrefill), opts: Options{DynamoVersion: "1.3.0"}},
 		{name: "--decode-fallback read in 1.0", snap: disaggRouter(withEvents, noPrefill, frontendArgs("python3 -m dynamo.frontend --decode-fallback", nil)),
 			opts: Options{DynamoVersion: "1.0.0"}, want: []string{"DisaggNotActive warning"}},
 
@@ -219,12 +221,12 @@ func TestProfileNamesAreReleases(t *testing.T) {
 		{"legacy-tree-size", true, false, true},
 		{"latest", false, false, false},
 	} {
-		r, err := parseRelease(tc.name, "")
+		r, err := behavior.ParseRelease(tc.name)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if r.before(1, 2) != tc.before12 || r.is(1, 2) != tc.is12 || r.before(1, 3) != tc.before {
-			t.Errorf("%s: before 1.2 %v, is 1.2 %v, before 1.3 %v", tc.name, r.before(1, 2), r.is(1, 2), r.before(1, 3))
+		if r.Before(1, 2) != tc.before12 || r.Is(1, 2) != tc.is12 || r.Before(1, 3) != tc.before {
+			t.Errorf("%s: before 1.2 %v, is 1.2 %v, before 1.3 %v", tc.name, r.Before(1, 2), r.Is(1, 2), r.Before(1, 3))
 		}
 	}
 }

@@ -61,7 +61,7 @@ func kvPublishing(w *model.Worker) publishing {
 	p := publishing{engine: engineOf(words)}
 	switch p.engine {
 	case engineVLLM:
-		if v, set := boolFlag(words, "--enable-prefix-caching", "--no-enable-prefix-caching"); set && !v {
+		if v, set := cmdline.BoolFlag(words, "--enable-prefix-caching", "--no-enable-prefix-caching"); set && !v {
 			return publishing{engine: p.engine, known: true, why: "--no-enable-prefix-caching (no prefix cache, no events)"}
 		}
 		val, ok := flagValue(words, "--kv-events-config", "--kv_events_config")
@@ -101,15 +101,15 @@ func kvPublishing(w *model.Worker) publishing {
 		}
 		return publishing{engine: p.engine, known: true, on: true}
 	case engineTRTLLM:
-		if v, set := boolFlag(words, "--publish-kv-events", "--no-publish-kv-events"); set {
+		if v, set := cmdline.BoolFlag(words, "--publish-kv-events", "--no-publish-kv-events"); set {
 			return publishing{engine: p.engine, known: true, on: v, why: "--no-publish-kv-events"}
 		}
-		if v, set := boolFlag(words, "--publish-events-and-metrics", "--no-publish-events-and-metrics"); set {
+		if v, set := cmdline.BoolFlag(words, "--publish-events-and-metrics", "--no-publish-events-and-metrics"); set {
 			return publishing{engine: p.engine, known: true, on: v, why: "--no-publish-events-and-metrics"}
 		}
 		for _, name := range []string{"DYN_TRTLLM_PUBLISH_KV_EVENTS", "DYN_TRTLLM_PUBLISH_EVENTS_AND_METRICS"} {
 			if v, ok := w.Env[name]; ok {
-				on := truthy(v)
+				on := cmdline.Truthy(v)
 				return publishing{engine: p.engine, known: true, on: on, why: name + "=" + v}
 			}
 		}
@@ -150,21 +150,6 @@ func flagValue(words []string, flags ...string) (string, bool) {
 	return val, found
 }
 
-// boolFlag reads a negatable boolean flag: the last of --on, --on=VALUE and --off
-// wins.
-func boolFlag(words []string, on, off string) (value, set bool) {
-	for _, w := range words {
-		name, v, hasVal := strings.Cut(w, "=")
-		switch name {
-		case on:
-			value, set = !hasVal || truthy(v), true
-		case off:
-			value, set = false, true
-		}
-	}
-	return value, set
-}
-
 func has(words []string, flag string) bool {
 	_, ok := flagValue(words, flag)
 	for _, w := range words {
@@ -173,12 +158,4 @@ func has(words []string, flag string) bool {
 		}
 	}
 	return ok
-}
-
-func truthy(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "1", "true", "yes", "on", "y", "t":
-		return true
-	}
-	return false
 }

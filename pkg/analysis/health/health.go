@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
@@ -50,22 +51,22 @@ func Findings(s *model.Snapshot) []model.Finding {
 	return FindingsWith(s, Options{})
 }
 
-// FindingsWith is Findings for the Dynamo release o names: the rules whose
-// truth changed across releases (docs/findings.md, "Dynamo versions") follow
-// it. A version that does not parse (see ParseRelease) is treated as the
-// newest.
+// FindingsWith is Findings at the Dynamo release each deployment runs
+// (pkg/behavior.Detect), or the one o names: the rules whose truth changed
+// across releases (docs/compatibility.md) follow it. A version that does not
+// parse (see ParseRelease) is ignored.
 func FindingsWith(s *model.Snapshot, o Options) []model.Finding {
 	if s == nil {
 		return nil
 	}
-	rel, err := parseRelease(o.DynamoVersion, o.Profile)
-	if err != nil {
-		rel = release{}
-	}
 	var out []model.Finding
 	for i := range s.Deployments {
 		d := &s.Deployments[i]
-		c := &check{d: d, replicas: replicasOf(d), rel: rel}
+		rd, err := behavior.ReadDeployment(s, d, o.DynamoVersion)
+		if err != nil {
+			rd, _ = behavior.ReadDeployment(s, d, "")
+		}
+		c := &check{d: d, replicas: replicasOf(d), rel: rd.Release.Release, rd: rd}
 		c.kvEvents()
 		c.hashSpace()
 		c.disagg()
@@ -80,8 +81,10 @@ func FindingsWith(s *model.Snapshot, o Options) []model.Finding {
 
 // check is the per-deployment state of Findings.
 type check struct {
-	// rel is the Dynamo release the rules follow (zero: the newest).
-	rel      release
+	// rel is the Dynamo release the rules follow (unknown: the newest), and
+	// rd how Dynamo treats the deployment at it (pkg/behavior).
+	rel      behavior.Release
+	rd       *behavior.Reading
 	d        *model.Deployment
 	replicas []*replica
 	findings []model.Finding
@@ -170,17 +173,8 @@ type routing struct {
 }
 
 func (c *check) routingFor(component string) routing {
-	r := &c.d.Router
-	for _, o := range r.WorkerSetOverrides {
-		if o.Component == component {
-			return routing{mode: cmp.Or(o.Mode, r.Mode), cfg: o.Config, source: "the router_config worker set " + component + " publishes"}
-		}
-	}
-	src := "the frontend's configuration"
-	if r.ConfigSource != "" {
-		src, _, _ = strings.Cut(r.ConfigSource, " (")
-	}
-	return routing{mode: r.Mode, cfg: r.Config, source: src}
+	r := c.rd.SetRouting(component)
+	return routing{mode: r.Mode, cfg: r.Config, source: r.Source}
 }
 
 func isKV(mode string) bool { return strings.EqualFold(strings.TrimSpace(mode), "kv") }

@@ -36,6 +36,19 @@ type depOpt func(*model.Deployment)
 // disaggRouter is upstream's vllm/deploy/disagg_router.yaml as reconciled: a
 // frontend with DYN_ROUTER_MODE=kv, two prefill and two decode workers that
 // published cards with block size 16 and the frontend's loads.
+// atRelease runs every pod on the runtime image of a Dynamo release, which
+// the rules then follow (pkg/behavior.Detect).
+func atRelease(v string) depOpt {
+	return func(d *model.Deployment) {
+		for i := range d.Workers {
+			d.Workers[i].Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:" + v
+		}
+		for i := range d.Frontends {
+			d.Frontends[i].Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:" + v
+		}
+	}
+}
+
 func disaggRouter(opts ...depOpt) *model.Snapshot {
 	d := model.Deployment{Name: "vllm-v1-disagg-router", Namespace: "dynamo",
 		Router: model.RouterInfo{Mode: "kv", ModeSource: "frontend pod env DYN_ROUTER_MODE",
@@ -157,19 +170,24 @@ func TestFindings(t *testing.T) {
 			want: []string{"KvHashSpaceMismatch warning"}, contains: []string{"enable_eagle true on vllm-v1-disagg-router-vllmdecodeworker-d; false on vllm-v1-disagg-router-vllmdecodeworker-c"}},
 		{name: "hash space: EAGLE on all decode, none on prefill (separate worker sets, fixed by #9857)", snap: disaggRouter(withEvents, workers(model.RoleDecode, func(w *model.Worker) { w.Instances[0].Runtime.EnableEagle = true }))},
 
-		{name: "disagg: prefill workers gone, decode serves aggregated (#6957, #7131)", snap: disaggRouter(withEvents, workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false })),
+		// Before 1.3 (the images tell 1.2.0): decode without prefill serves
+		// aggregated, or fails under --enforce-disagg.
+		{name: "disagg: prefill workers gone, decode serves aggregated (#6957, #7131)", snap: disaggRouter(withEvents, atRelease("1.2.0"), workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false })),
 			want: []string{"DisaggNotActive warning"}, contains: []string{"2 decode worker(s)", "its 2 prefill workers", "runs aggregated"}},
-		{name: "disagg: prefill ready but not registered (no card)", snap: disaggRouter(withEvents, workers(model.RolePrefill, func(w *model.Worker) { w.Instances = nil })),
+		{name: "disagg: prefill ready but not registered (no card)", snap: disaggRouter(withEvents, atRelease("1.2.0"), workers(model.RolePrefill, func(w *model.Worker) { w.Instances = nil })),
 			want: []string{"DisaggNotActive warning"}},
-		{name: "disagg: --enforce-disagg fails every request", snap: disaggRouter(withEvents, workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false }),
+		{name: "disagg: --enforce-disagg fails every request", snap: disaggRouter(withEvents, atRelease("1.2.0"), workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false }),
 			func(d *model.Deployment) {
 				d.Frontends[0].Argv = words("python3 -m dynamo.frontend --router-mode kv --enforce-disagg")
 			}),
 			want: []string{"DisaggNotActive error"}, contains: []string{"PrefillError::NotActivated"}},
-		{name: "disagg: DYN_ENFORCE_DISAGG=true", snap: disaggRouter(withEvents, workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false }),
+		{name: "disagg: DYN_ENFORCE_DISAGG=true", snap: disaggRouter(withEvents, atRelease("1.2.0"), workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false }),
 			func(d *model.Deployment) { d.Frontends[0].Env["DYN_ENFORCE_DISAGG"] = "true" }),
 			want: []string{"DisaggNotActive error"}},
 		{name: "disagg: one prefill worker still serves", snap: disaggRouter(withEvents, func(d *model.Deployment) { d.Workers[0].Ready = false })},
+		// From 1.3 the same deployment is an outage: ModelNotReady (pkg/analysis),
+		// not this warning.
+		{name: "disagg: on 1.3 decode without prefill is ModelNotReady's", snap: disaggRouter(withEvents, atRelease("1.3.0"), workers(model.RolePrefill, func(w *model.Worker) { w.Ready = false }))},
 
 		{name: "replicas: two KV frontends without DYN_ROUTER_REPLICA_SYNC (#589, #14758)", snap: disaggRouter(withEvents, func(d *model.Deployment) {
 			d.Frontends = append(d.Frontends, model.Frontend{Pod: "vllm-v1-disagg-router-frontend-1", Ready: true})

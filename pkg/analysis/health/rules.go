@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/cmdline"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
@@ -70,7 +71,7 @@ func (c *check) kvEvents() {
 			if p = kvPublishing(r.leader); !p.known || p.on {
 				continue
 			}
-			if p.engine == engineVLLM && c.rel.before(1, 1) {
+			if p.engine == engineVLLM && behavior.At(behavior.RuleVLLMKvEvents, c.rel).Key == behavior.EraImplicitConfig {
 				// Before 1.1 Dynamo's vLLM worker made a KV-events config itself
 				// when prefix caching was on (until #6404), then through a
 				// deprecated fallback (removed by #7591): bare args publish.
@@ -166,8 +167,8 @@ func (c *check) publishFix(engine string) string {
 	case engineSGLang:
 		return `add --kv-events-config '{"publisher":"zmq","topic":"kv-events","endpoint":"tcp://*:5557"}' to the workers' args (radix cache on)`
 	case engineTRTLLM:
-		if c.rel.before(1, 3) {
-			return "add --publish-events-and-metrics to the workers' args (" + c.rel.name() + "; --publish-kv-events replaces it from 1.3.0)"
+		if behavior.At(behavior.RuleTRTLLMKvEvents, c.rel).Key == behavior.EraPublishEvents {
+			return "add --publish-events-and-metrics to the workers' args (" + relName(c.rel) + "; --publish-kv-events replaces it from 1.3.0)"
 		}
 		return "add --publish-kv-events (before Dynamo 1.3.0: --publish-events-and-metrics) to the workers' args"
 	}
@@ -309,37 +310,11 @@ func sorted(s []string) []string {
 	return s
 }
 
-// enforceDisagg reads the frontend's --enforce-disagg / DYN_ENFORCE_DISAGG
-// (components/src/dynamo/common/configuration/groups/router_args.py); known is
-// false when no frontend command line is known. The default follows the
-// release: false, except in Dynamo 1.0.x, where #6515 had replaced the flag by
-// --decode-fallback (DYN_DECODE_FALLBACK), off by default, so requests failed
-// until a prefill worker registered; #6957 restored --enforce-disagg, default
-// false, for 1.1. A 1.0-era --decode-fallback is read in any release.
+// enforceDisagg reads --enforce-disagg (and 1.0's --decode-fallback) as
+// pkg/behavior does; known is false when no frontend command line is known.
 func (c *check) enforceDisagg() (value, known bool, from string) {
-	for _, f := range c.d.Frontends {
-		if len(f.Argv) == 0 {
-			continue
-		}
-		words := cmdline.CommandWords(f.Argv, f.Env)
-		if v, set := boolFlag(words, "--enforce-disagg", "--no-enforce-disagg"); set {
-			return v, true, "frontend pod " + f.Pod + " args"
-		}
-		if v, ok := f.Env["DYN_ENFORCE_DISAGG"]; ok {
-			return truthy(v), true, "frontend pod " + f.Pod + " env DYN_ENFORCE_DISAGG"
-		}
-		if v, set := boolFlag(words, "--decode-fallback", "--no-decode-fallback"); set {
-			return !v, true, "frontend pod " + f.Pod + " args --decode-fallback (#6515)"
-		}
-		if v, ok := f.Env["DYN_DECODE_FALLBACK"]; ok {
-			return !truthy(v), true, "frontend pod " + f.Pod + " env DYN_DECODE_FALLBACK (#6515)"
-		}
-		if c.rel.is(1, 0) {
-			return true, true, "frontend pod " + f.Pod + " (the " + c.rel.name() + " default: no --decode-fallback, #6515)"
-		}
-		return false, true, "frontend pod " + f.Pod + " (default)"
-	}
-	return false, false, ""
+	v, from := behavior.EnforceDisagg(c.d, c.rel)
+	return v, from != "", from
 }
 
 // disagg: DisaggNotActive. Decode workers serve, and no prefill worker is both
@@ -348,6 +323,11 @@ func (c *check) enforceDisagg() (value, known bool, from string) {
 // aggregated — or fail with PrefillError::NotActivated under --enforce-disagg
 // (lib/llm/src/kv_router/prefill_router.rs).
 func (c *check) disagg() {
+	if behavior.At(behavior.RuleReadiness, c.rel).Key == behavior.EraStrictNeeds {
+		// From Dynamo 1.3 decode workers without prefill leave the model
+		// unready (every request 503): ModelNotReady (pkg/analysis) says so.
+		return
+	}
 	var decode, prefill, readyPrefill []*replica
 	anyCard := false
 	for _, r := range c.replicas {
@@ -428,13 +408,13 @@ func (c *check) replicaSync() {
 		what = fmt.Sprintf("%d frontend replicas declared in the DGD", declared)
 	}
 	ttl, ttlFrom := c.affinityTTL()
-	affinityLocal := ttl != "" && c.rel.is(1, 3)
+	affinityLocal := ttl != "" && c.rel.Known() && behavior.At(behavior.RuleAffinitySync, c.rel).Key == behavior.EraPerReplica
 	if isKV(rt.mode) && !rt.cfg.RouterReplicaSync {
 		affinity := ""
 		switch {
 		case affinityLocal:
-			affinity = fmt.Sprintf(". Session affinity (TTL %ss, %s) is per replica in %s as well: a conversation's next turn on another replica loses its worker and its cached prefix (#11035; synced from 1.4, #11750)", ttl, ttlFrom, c.rel.name())
-		case ttl != "" && !c.rel.before(1, 4):
+			affinity = fmt.Sprintf(". Session affinity (TTL %ss, %s) is per replica in %s as well: a conversation's next turn on another replica loses its worker and its cached prefix (#11035; synced from 1.4, #11750)", ttl, ttlFrom, relName(c.rel))
+		case ttl != "" && behavior.At(behavior.RuleAffinitySync, c.rel).Key == behavior.EraSynced:
 			affinity = fmt.Sprintf(". Session affinity (TTL %ss, %s) syncs its own bindings regardless (#11750), which does not share the load view", ttl, ttlFrom)
 		}
 		c.add(model.Finding{ID: FindingRouterReplicasNotSynced, Severity: model.SeverityWarning, Objects: c.frontendObjects(),
@@ -446,7 +426,7 @@ func (c *check) replicaSync() {
 	if affinityLocal {
 		c.add(model.Finding{ID: FindingRouterReplicasNotSynced, Severity: model.SeverityWarning, Objects: c.frontendObjects(),
 			Message: fmt.Sprintf("%s run session affinity (TTL %ss, %s) on %s, where each replica keeps its own session bindings (#11035) and --router-replica-sync does not share them: a conversation's next turn on another replica is routed afresh and loses its worker's cached prefix",
-				what, ttl, ttlFrom, c.rel.name()),
+				what, ttl, ttlFrom, relName(c.rel)),
 			Hint: "upgrade the frontends to Dynamo 1.4 or later (bindings sync across replicas, #11750), or send each session to one frontend replica (hash X-Dynamo-Session-ID at the ingress)"})
 	}
 }
@@ -538,7 +518,7 @@ func (c *check) busy() {
 // #11276 (1.4) removed the switch and each threshold is opt-in by itself. A
 // live /busy_threshold answer is what the frontend applies, so it is trusted.
 func (c *check) admissionOff() bool {
-	if !c.rel.is(1, 2) && !c.rel.is(1, 3) || !strings.Contains(c.d.Router.ThresholdsSource, "(args/env)") {
+	if behavior.At(behavior.RuleBusyThresholds, c.rel).Key != behavior.EraAdmissionGate || !strings.Contains(c.d.Router.ThresholdsSource, "(args/env)") {
 		return false
 	}
 	for _, f := range c.d.Frontends {
@@ -562,7 +542,7 @@ func (c *check) admissionOff() bool {
 // with: DYN_HTTP_OVERLOAD_STATUS_CODE when set (#11249, 1.4), 529 from Dynamo
 // 1.3 (#10941), 503 before.
 func (c *check) overloadStatus() string {
-	if !c.rel.before(1, 4) {
+	if behavior.At(behavior.RuleOverloadStatus, c.rel).Key == behavior.EraStatusConfig {
 		for _, f := range c.d.Frontends {
 			if v, ok := f.Env["DYN_HTTP_OVERLOAD_STATUS_CODE"]; ok {
 				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 100 && n <= 599 {
@@ -571,7 +551,7 @@ func (c *check) overloadStatus() string {
 			}
 		}
 	}
-	if c.rel.before(1, 3) {
+	if behavior.At(behavior.RuleOverloadStatus, c.rel).Key == behavior.EraStatus503 {
 		return "HTTP 503"
 	}
 	return "HTTP 529"
@@ -580,9 +560,9 @@ func (c *check) overloadStatus() string {
 // busyOffHint says how to turn the busy checks off in the release checked.
 func (c *check) busyOffHint() string {
 	switch {
-	case c.rel.is(1, 2) || c.rel.is(1, 3):
+	case behavior.At(behavior.RuleBusyThresholds, c.rel).Key == behavior.EraAdmissionGate:
 		return "dropping --admission-control token-capacity (the default, none, clears the thresholds) turns the busy checks off"
-	case c.rel.before(1, 2):
+	case behavior.At(behavior.RuleBusyThresholds, c.rel).Key == behavior.EraDefaultsOn:
 		return "unsetting the threshold flags turns the busy checks off"
 	}
 	return "unsetting a threshold flag turns that check off (each is opt-in; --admission-control is ignored since #11276)"

@@ -149,6 +149,20 @@ var jsonMutations = []struct{ name, json string }{
 	{"topology without spec", `{"kind":"ClusterTopology","apiVersion":"grove.io/v1alpha1","metadata":{"name":"t"}}`},
 	{"topology levels null", `{"kind":"ClusterTopology","apiVersion":"grove.io/v1alpha1","spec":{"levels":null}}`},
 	{"topology spec a list", `{"kind":"ClusterTopology","apiVersion":"grove.io/v1alpha1","spec":[{"levels":1}]}`},
+	{"operator deployment", `{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"dynamo-operator-controller-manager","namespace":"dynamo-system",` +
+		`"labels":{"app.kubernetes.io/part-of":"dynamo-operator","control-plane":"controller-manager"},"annotations":{"deployment.kubernetes.io/revision":"3"}},` +
+		`"spec":{"replicas":1,"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"kube-rbac-proxy","image":"quay.io/brancz/kube-rbac-proxy:v0.15.0"},` +
+		`{"name":"manager","image":"nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0","command":["/manager"],"args":["--health-probe-bind-address=:8081","--operator-version=1.4.1"],` +
+		`"env":[{"name":"X","value":"y"}]}]}}}}`},
+	{"deployment containers of every type", `{"kind":"Deployment","apiVersion":"apps/v1","spec":{"template":{"spec":{"containers":[5,null,{"name":7,"image":null,"args":[1,"--operator-version=1",null]},` +
+		`{"name":"manager","name":"m2","image":"a","image":"b","args":"x"},{"args":[]},{"args":null},{"args":["a"],"args":[true]}]}}}}`},
+	{"deployment containers not a list", `{"kind":"Deployment","apiVersion":"apps/v1","spec":{"template":{"spec":{"containers":{"name":"manager"}}}}}`},
+	{"deployment containers null", `{"kind":"Deployment","apiVersion":"apps/v1","spec":{"template":{"spec":{"containers":null}}}}`},
+	{"deployment template not an object", `{"kind":"Deployment","apiVersion":"apps/v1","spec":{"template":[{"spec":{}}]}}`},
+	{"deployment containers empty", `{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"labels":{}},"spec":{"template":{"spec":{"containers":[]}}}}`},
+	{"deployment of another group", `{"kind":"Deployment","apiVersion":"extensions/v1beta1","metadata":{"name":"d"}}`},
+	{"pod images of every type", `{"kind":"Pod","apiVersion":"v1","spec":{"containers":[{"name":"main","image":5},{"name":"b","image":"x","image":null},{"name":"c","image":"\u0078y"},null],` +
+		`"initContainers":[{"name":"i","image":"init:1"}]}}`},
 }
 
 // dwmDataCases are spec.data values the DWM reader must read as the walker
@@ -299,5 +313,32 @@ func TestJSONReadsRealisticDWMs(t *testing.T) {
 		if _, ok := r.data(0); !ok {
 			t.Errorf("the JSON path gave up on %s", data)
 		}
+	}
+}
+
+// TestDeploymentReadsWhatTellsARelease: of a Deployment, the name,
+// namespace, labels and the containers' names, images and arguments are
+// read, and nothing else (not its annotations, env or replicas).
+func TestDeploymentReadsWhatTellsARelease(t *testing.T) {
+	var doc string
+	for _, tc := range jsonMutations {
+		if tc.name == "operator deployment" {
+			doc = tc.json
+		}
+	}
+	got := jsonObjects(t, []byte(doc))
+	want := raw.Objects{Deployments: []*raw.Deployment{{
+		TypeMeta: raw.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: raw.ObjectMeta{Name: "dynamo-operator-controller-manager", Namespace: "dynamo-system",
+			Labels: map[string]string{"app.kubernetes.io/part-of": "dynamo-operator", "control-plane": "controller-manager"}},
+		Spec: raw.DeploymentSpec{Template: raw.PodTemplateSpec{Spec: raw.PodTemplateSpecSpec{Containers: []raw.DeploymentContainer{
+			{Name: "kube-rbac-proxy", Image: "quay.io/brancz/kube-rbac-proxy:v0.15.0"},
+			{Name: "manager", Image: "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0", Args: []string{"--health-probe-bind-address=:8081", "--operator-version=1.4.1"}},
+		}}}},
+	}}}
+	if !reflect.DeepEqual(got, want) {
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		t.Errorf("read\n%s\nwant\n%s", gj, wj)
 	}
 }

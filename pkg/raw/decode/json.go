@@ -71,6 +71,8 @@ func Add(out *raw.Objects, v any) {
 		out.Events = append(out.Events, o)
 	case *raw.ClusterTopology:
 		out.Topologies = append(out.Topologies, o)
+	case *raw.Deployment:
+		out.Deployments = append(out.Deployments, o)
 	case []any:
 		for _, e := range o {
 			Add(out, e)
@@ -188,6 +190,8 @@ func (d *Decoder) item(i, depth int, def *Defaults) any {
 			o.Spec.Levels, _ = d.tree.Value(l)
 		}
 		return o
+	case tm.Kind == raw.KindDeployment && group == raw.GroupApps:
+		return d.deployment(&t, tm)
 	}
 	return nil
 }
@@ -506,4 +510,45 @@ func (d *Decoder) event(t *top, tm raw.TypeMeta) *raw.Event {
 	e.LastTimestamp, e.DeprecatedLastTimestamp = d.strOr(t.lastTimestamp), d.strOr(t.deprecatedLastTimestamp)
 	e.EventTime, e.FirstTimestamp = d.strOr(t.eventTime), d.strOr(t.firstTimestamp)
 	return e
+}
+
+// deployment reads a Deployment as deploymentTree does.
+func (d *Decoder) deployment(t *top, tm raw.TypeMeta) *raw.Deployment {
+	b := d.B
+	o := &raw.Deployment{TypeMeta: tm, ObjectMeta: d.meta(t.metadata, metaAnnotations)}
+	o.Annotations = nil
+	cs := d.field(d.field(d.field(t.spec, "template"), "spec"), "containers")
+	if cs < 0 || b[cs] != '[' {
+		return o
+	}
+	out := []raw.DeploymentContainer{}
+	a := jsonscan.NewArr(d.Ends, b, cs)
+	for a.Next() {
+		if b[a.Val] != '{' {
+			continue
+		}
+		var c raw.DeploymentContainer
+		m := jsonscan.NewObj(d.Ends, b, a.Val)
+		for m.Next() {
+			switch string(d.key(&m)) {
+			case "name":
+				c.Name = d.strOr(m.Val)
+			case "image":
+				c.Image = d.strOr(m.Val)
+			case "args":
+				c.Args = nil
+				if b[m.Val] != '[' {
+					continue
+				}
+				c.Args = []string{}
+				e := jsonscan.NewArr(d.Ends, b, m.Val)
+				for e.Next() {
+					c.Args = append(c.Args, d.strOr(e.Val))
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	o.Spec.Template.Spec.Containers = out
+	return o
 }

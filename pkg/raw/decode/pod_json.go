@@ -281,6 +281,8 @@ func (r *podReader) container(i int) raw.Container {
 		switch string(r.d.key(&o)) {
 		case "name":
 			c.Name = r.str(o.Val)
+		case "image":
+			c.Image = r.d.strOr(o.Val) // leniently (podImages)
 		case "command":
 			c.Command = r.strs(o.Val)
 		case "args":

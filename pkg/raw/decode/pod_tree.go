@@ -416,10 +416,28 @@ func podTree(u *unstructured.Unstructured, tm raw.TypeMeta) *raw.Pod {
 	}
 	p := rawPod(&w)
 	p.TypeMeta = tm
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		podImages(spec["containers"], p.Spec.Containers)
+		podImages(spec["initContainers"], p.Spec.InitContainers)
+	}
 	// GetLabels' reading, as for every kind (the converted labels whenever the
 	// walker read them).
 	p.Labels = u.GetLabels()
 	return p
+}
+
+// podImages reads the images of the containers list l, converted into cs, as
+// NestedString would: an image that is not a string is "", and does not make
+// the pod unreadable (the converter never sees it: containerWire has no image).
+func podImages(l any, cs []raw.Container) {
+	list, _ := l.([]any)
+	for i, e := range list {
+		if i >= len(cs) {
+			return
+		}
+		m, _ := e.(map[string]any)
+		cs[i].Image, _ = m["image"].(string)
+	}
 }
 
 // convertPodTree converts an unstructured Pod, never panicking: the walker,

@@ -75,6 +75,8 @@ func addTree(out *raw.Objects, u *unstructured.Unstructured) {
 		t := &raw.ClusterTopology{TypeMeta: tm, ObjectMeta: metaTree(u)}
 		t.Spec.Levels, _, _ = unstructured.NestedFieldNoCopy(u.Object, "spec", "levels")
 		out.Topologies = append(out.Topologies, t)
+	case tm.Kind == raw.KindDeployment && group == raw.GroupApps:
+		out.Deployments = append(out.Deployments, deploymentTree(u, tm))
 	}
 }
 
@@ -144,4 +146,34 @@ func eventTree(u *unstructured.Unstructured, tm raw.TypeMeta) *raw.Event {
 	e.LastTimestamp, e.Series.LastObservedTime = str("lastTimestamp"), str("series", "lastObservedTime")
 	e.DeprecatedLastTimestamp, e.EventTime, e.FirstTimestamp = str("deprecatedLastTimestamp"), str("eventTime"), str("firstTimestamp")
 	return e
+}
+
+// deploymentTree reads a Deployment's name, namespace, labels and containers
+// as the accessors read them (the containers by NestedSlice; an element, a
+// name, an image or an argument of another type is skipped or "").
+func deploymentTree(u *unstructured.Unstructured, tm raw.TypeMeta) *raw.Deployment {
+	o := &raw.Deployment{TypeMeta: tm, ObjectMeta: metaTree(u)}
+	o.Annotations = nil
+	cs, found, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if !found || err != nil {
+		return o
+	}
+	o.Spec.Template.Spec.Containers = make([]raw.DeploymentContainer, 0, len(cs))
+	for _, e := range cs {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c raw.DeploymentContainer
+		c.Name, _ = m["name"].(string)
+		c.Image, _ = m["image"].(string)
+		if args, ok := m["args"].([]any); ok {
+			c.Args = make([]string, len(args))
+			for i, a := range args {
+				c.Args[i], _ = a.(string)
+			}
+		}
+		o.Spec.Template.Spec.Containers = append(o.Spec.Template.Spec.Containers, c)
+	}
+	return o
 }

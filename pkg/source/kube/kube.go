@@ -63,6 +63,7 @@ var (
 	GVREvents                        = schema.GroupVersionResource{Version: "v1", Resource: "events"}
 	GVRNodes                         = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	GVREndpointSlices                = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	GVRDeployments                   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
 // API is the read-only surface of the Kubernetes API the collector uses. The
@@ -359,6 +360,9 @@ type kubeRead struct {
 	consequence string
 	// severity of a failure note; warning unless set.
 	severity model.NoteSeverity
+	// trim, when set, is applied to each object kept whole (KeepObjects),
+	// before anything else sees it.
+	trim func(raw.Object) raw.Object
 }
 
 // resourceName is "pods" or "dynamoworkermetadatas.nvidia.com".
@@ -424,7 +428,9 @@ func (c *kubeCollector) degrade(what string) {
 //   - DynamoWorkerMetadatas, EndpointSlices (discovery label), Warning Events and
 //     Nodes (one cluster-wide LIST), each kept only when it belongs to a pod,
 //     deployment or node read;
-//   - ClusterTopologyBindings, else the legacy ClusterTopologies.
+//   - ClusterTopologyBindings, else the legacy ClusterTopologies;
+//   - the Dynamo operator's controller-manager Deployments (OperatorSelector,
+//     every namespace), trimmed to what tells their release (operator.go).
 //
 // A resource that cannot be read (CRD missing, 403, timeout) becomes a Note naming
 // the resource, the missing permission and the consequence, and marks the source
@@ -612,6 +618,19 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 			consequence: "node labels (zone, rack) are unknown, so TopologyLabelDrift cannot be checked against the nodes and workers without a pod label have no domain"},
 			func(v any) bool { return nodeNames[itemMeta(v).Name] })
 	}
+	// The Dynamo operator's controller manager, in whatever namespace it runs:
+	// its release (--operator-version) is one of the signals of the release the
+	// deployments run (pkg/behavior).
+	add(&kubeRead{gvr: GVRDeployments, kind: "Deployment", opts: metav1.ListOptions{LabelSelector: OperatorSelector},
+		consequence: "the Dynamo operator's release is unknown (the release is told from the runtime images alone)", severity: model.NoteInfo,
+		trim: trimOperator},
+		func(v any) bool {
+			d, ok := v.(*raw.Deployment)
+			if ok {
+				trimOperatorTyped(d)
+			}
+			return ok
+		})
 	switch {
 	case has(2, "clustertopologybindings"):
 		add(&kubeRead{gvr: GVRClusterTopologyBinding, kind: "ClusterTopologyBinding", cluster: true,
@@ -727,6 +746,8 @@ func itemMeta(v any) *raw.ObjectMeta {
 		return &o.ObjectMeta
 	case *raw.ClusterTopology:
 		return &o.ObjectMeta
+	case *raw.Deployment:
+		return &o.ObjectMeta
 	}
 	return &raw.ObjectMeta{}
 }
@@ -779,6 +800,9 @@ func (c *kubeCollector) list(ctx context.Context, r *kubeRead, keep func(any) bo
 				it.whole = wholeItem(&tree, i, def)
 				if it.whole == nil {
 					continue // not an object: client-go's list would have failed on it
+				}
+				if r.trim != nil {
+					it.whole = r.trim(it.whole)
 				}
 			}
 			out = append(out, it)
@@ -950,7 +974,7 @@ func fatalKubeError(err error) bool {
 // collectKindOrder ranks kinds for a stable, readable object order.
 var collectKindOrder = map[string]int{
 	"DynamoGraphDeployment": 0, "ClusterTopologyBinding": 1, "ClusterTopology": 1, "Node": 2, "Service": 3,
-	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7,
+	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7, "Deployment": 8,
 }
 
 // sortCollected orders whole objects by kind, namespace, name.
@@ -1007,6 +1031,7 @@ func SortObjects(o *raw.Objects) {
 	sortKind(o.EndpointSlices, func(x *raw.EndpointSlice) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
 	sortKind(o.Events, func(x *raw.Event) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
 	sortKind(o.Topologies, func(x *raw.ClusterTopology) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Deployments, func(x *raw.Deployment) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
 }
 
 func sortKind[T any](objs []T, meta func(T) (string, *raw.ObjectMeta)) {

@@ -56,6 +56,9 @@ func names(objs raw.Objects, kind string) []string {
 	for _, x := range objs.Topologies {
 		add(x.Kind, x.Name)
 	}
+	for _, x := range objs.Deployments {
+		add(x.Kind, x.Name)
+	}
 	return out
 }
 
@@ -131,8 +134,8 @@ func TestCollectKubernetesFiltersAndConstantRequests(t *testing.T) {
 			}
 		}
 	}
-	if counts[3] != counts[12] || counts[3] != 8 {
-		t.Errorf("distinct LIST requests = %v, want 8 for both sizes", counts)
+	if counts[3] != counts[12] || counts[3] != 9 {
+		t.Errorf("distinct LIST requests = %v, want 9 for both sizes", counts)
 	}
 }
 
