@@ -591,7 +591,7 @@ func TestFindingRouterNotKV(t *testing.T) {
 			name: "round-robin", dep: withMode(azRequired(), "round-robin"),
 			want: []string{"warning RouterNotKV "},
 			check: func(t *testing.T, fs []model.Finding) {
-				azContains(t, "message", fs[0].Message, "round-robin mode (from frontend args)", "does not read routing constraints", "required policy still fails")
+				azContains(t, "message", fs[0].Message, "round-robin mode (from frontend args)", "does not read routing constraints", "a request still fails when that prefill worker publishes a constraint that cannot be derived")
 				if !slices.Equal(fs[0].Objects, []string{"pod/dgd-frontend-0"}) {
 					t.Errorf("objects %v", fs[0].Objects)
 				}
