@@ -288,3 +288,38 @@ func TestMarkdownListsEveryRule(t *testing.T) {
 		}
 	}
 }
+
+// TestStateMatchesWorkers: State finds each worker pod's state as a scan of
+// Workers does (the first of a repeated name; none for an unknown one), also
+// after Workers changed.
+func TestStateMatchesWorkers(t *testing.T) {
+	dep := &model.Deployment{DiscoveryBackend: "kubernetes", Workers: []model.Worker{
+		{Pod: "a", Ready: true, Role: model.RoleDecode, Instances: []model.Instance{card("decode")}},
+		{Pod: "b", Role: model.RolePrefill},
+		{Pod: "a", Ready: true, Role: model.RolePrefill},
+	}}
+	rd, _ := ReadDeployment(&model.Snapshot{}, dep, "")
+	scan := func(pod string) (WorkerState, bool) {
+		for _, w := range rd.Workers {
+			if w.Pod == pod {
+				return w, true
+			}
+		}
+		return WorkerState{}, false
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, pod := range []string{"a", "b", "c", ""} {
+			got, gotOK := rd.State(pod)
+			want, wantOK := scan(pod)
+			if got != want || gotOK != wantOK || rd.Live(pod) != want.Live {
+				t.Errorf("%s: State(%q) = %+v %t, want %+v %t", when, pod, got, gotOK, want, wantOK)
+			}
+		}
+	}
+	check("as read")
+	rd.Workers[0].Pod = "c"
+	check("a pod renamed")
+	rd.Workers = append(rd.Workers, WorkerState{Pod: "d", Live: true})
+	check("a worker added")
+}

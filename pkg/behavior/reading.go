@@ -33,6 +33,11 @@ type Reading struct {
 	Readiness Readiness
 
 	dep *model.Deployment
+	// byPod indexes the first indexed Workers by pod (the first of a name),
+	// for State and Live; made once, then only read (a Reading may be read
+	// from several goroutines).
+	byPod   map[string]int
+	indexed int
 }
 
 // Hop is one router hop's effective configuration.
@@ -332,28 +337,40 @@ func (rd *Reading) workers(dep *model.Deployment, planned bool) {
 		}
 		rd.Workers = append(rd.Workers, st)
 	}
+	rd.indexWorkers()
 }
 
 func replicaKey(w *model.Worker) string { return cmp.Or(w.Replica, w.Pod) }
 
 // Live reports whether a worker pod is live (by pod name).
 func (rd *Reading) Live(pod string) bool {
-	for _, w := range rd.Workers {
-		if w.Pod == pod {
-			return w.Live
-		}
-	}
-	return false
+	st, _ := rd.State(pod)
+	return st.Live
 }
 
-// State returns a worker pod's state.
+// State returns a worker pod's state (the first of Workers with that pod).
+// Analysis asks it for every worker, so it looks the pod up in the index
+// ReadDeployment made of Workers; a pod the index does not find where it says
+// (Workers changed since, or a pod of no worker) is looked for one by one.
 func (rd *Reading) State(pod string) (WorkerState, bool) {
+	if i, ok := rd.byPod[pod]; ok && rd.indexed == len(rd.Workers) && rd.Workers[i].Pod == pod {
+		return rd.Workers[i], true
+	}
 	for _, w := range rd.Workers {
 		if w.Pod == pod {
 			return w, true
 		}
 	}
 	return WorkerState{}, false
+}
+
+// indexWorkers makes byPod.
+func (rd *Reading) indexWorkers() {
+	rd.byPod = make(map[string]int, len(rd.Workers))
+	for i := len(rd.Workers) - 1; i >= 0; i-- {
+		rd.byPod[rd.Workers[i].Pod] = i
+	}
+	rd.indexed = len(rd.Workers)
 }
 
 // readiness applies RuleReadiness to the deployment's live workers.
