@@ -159,15 +159,7 @@ func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, nam
 		}
 	}
 	load := func(context.Context) (*inspect.Bundle, error) {
-		data, err := ReadInputLimit(in, name, "--from-file", inspect.MaxCaptureBytes)
-		if err != nil {
-			return nil, err
-		}
-		b, err := inspect.ParseCapture(data, name)
-		if err != nil {
-			return nil, fmt.Errorf("--from-file %s: %w", name, err)
-		}
-		return b, nil
+		return ReadCaptureFile(in, name, "--from-file")
 	}
 	return namespace, load, nil
 }

@@ -180,13 +180,9 @@ func readCapture(file string) (*inspect.Snapshot, error) {
 	if file == "-" {
 		return nil, errors.New("--from-file - (standard input) cannot be read while completing")
 	}
-	data, err := cmdutil.ReadInputLimit(nil, file, "--from-file", inspect.MaxCaptureBytes)
+	b, err := cmdutil.ReadCaptureFile(nil, file, "--from-file")
 	if err != nil {
 		return nil, err
-	}
-	b, err := inspect.ParseCapture(data, file)
-	if err != nil {
-		return nil, fmt.Errorf("--from-file %s: %w", file, err)
 	}
 	return inspect.Build(b)
 }

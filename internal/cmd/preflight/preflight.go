@@ -154,7 +154,7 @@ func (o *Options) Validate() error {
 	if o.NoCluster && o.NodesFrom != "" {
 		return cmdutil.FlagErrorf("--no-cluster and --nodes-from cannot be combined: --nodes-from predicts against a capture's nodes, --no-cluster reads none")
 	}
-	return nil
+	return cmdutil.OneStdin(append([]cmdutil.NamedInput{{Flag: "--nodes-from", Path: o.NodesFrom}}, filenames(o.Filenames)...)...)
 }
 
 // Run reads the manifests and the nodes, checks and prints.
@@ -192,13 +192,9 @@ func (o *Options) Run(ctx context.Context) error {
 
 // readCapture reads a capture file's nodes, pods and topology objects.
 func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster, error) {
-	data, err := cmdutil.ReadInputLimit(o.in, path, "--nodes-from", inspect.MaxCaptureBytes)
+	b, err := cmdutil.ReadCaptureFile(o.in, path, "--nodes-from")
 	if err != nil {
 		return nil, err
-	}
-	b, err := inspect.ParseCapture(data, path)
-	if err != nil {
-		return nil, fmt.Errorf("--nodes-from %s: %w", path, err)
 	}
 	return o.captureCluster(b, path, exclude), nil
 }
@@ -273,13 +269,9 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 	var notes []inspect.Note
 	skipped := map[string]int{}
 	for _, f := range files {
-		data, err := cmdutil.ReadInputLimit(o.in, f, "-f", inspect.MaxCaptureBytes)
+		b, err := cmdutil.ReadCaptureFile(o.in, f, "-f")
 		if err != nil {
 			return nil, nil, err
-		}
-		b, err := inspect.ParseCapture(data, f)
-		if err != nil {
-			return nil, nil, fmt.Errorf("-f %s: %w", f, err)
 		}
 		for _, u := range b.Objects {
 			for _, it := range flatten(u) {
@@ -307,6 +299,14 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 			"preflight checks objects of kind DynamoGraphDeployment (apiVersion nvidia.com/v1beta1 or v1alpha1)")
 	}
 	return out, notes, nil
+}
+
+func filenames(fs []string) []cmdutil.NamedInput {
+	out := make([]cmdutil.NamedInput, len(fs))
+	for i, f := range fs {
+		out[i] = cmdutil.NamedInput{Flag: "-f", Path: f}
+	}
+	return out
 }
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.

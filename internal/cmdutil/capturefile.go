@@ -1,0 +1,52 @@
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+)
+
+// ReadCaptureFile reads a capture or manifest file named by the flag what
+// (--from-file, --nodes-from, -f) through the one input opener (a regular
+// file or standard input, at most inspect.MaxCaptureBytes), refuses YAML
+// whose anchors and aliases expand beyond the bound proportional to its size
+// (boundedyaml.Check), and parses it. Errors name the flag and the file.
+func ReadCaptureFile(in io.Reader, name, what string) (*inspect.Bundle, error) {
+	data, err := ReadInputLimit(in, name, what, inspect.MaxCaptureBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := boundedyaml.Check(data); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, name, err)
+	}
+	b, err := inspect.ParseCapture(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, name, err)
+	}
+	return b, nil
+}
+
+// NamedInput is an input path and the flag that names it.
+type NamedInput struct {
+	Flag, Path string
+}
+
+// OneStdin refuses, before anything is read, two inputs that would both read
+// standard input ("-", /dev/stdin, /dev/fd/0): the second would find it
+// empty.
+func OneStdin(inputs ...NamedInput) error {
+	first := ""
+	for _, in := range inputs {
+		if in.Path == "" || !fileio.IsStdin(in.Path) {
+			continue
+		}
+		if first != "" {
+			return FlagErrorf("%s and %s both read standard input, which can be read only once: give one of them as a file", first, in.Flag+" "+in.Path)
+		}
+		first = in.Flag + " " + in.Path
+	}
+	return nil
+}
