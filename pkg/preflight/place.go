@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -108,9 +109,25 @@ func fitAlone(k *component, nodes []*Node) int32 {
 	}
 	slots := int64(0)
 	for _, n := range nodes {
-		slots += n.Free() / k.gpus
+		slots = satAdd(slots, n.Free()/k.gpus)
 	}
 	return int32(min(int64(k.replicas), slots/int64(max(1, k.nodes))))
+}
+
+// satAdd and satMul add and multiply non-negative counts, saturating at the
+// largest int64 instead of wrapping (a capture may claim 2^62 GPUs per node).
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // nodeValues are the values of key on nodes ("" for nodes without it), sorted.
@@ -137,13 +154,7 @@ func (c *checker) placeTogether() {
 	var short []string
 	for _, k := range order {
 		el := c.eligible[k.name]
-		placed := int32(0)
-		for r := int32(0); r < k.replicas && len(el) > 0; r++ {
-			if !placeReplica(k, el) {
-				break
-			}
-			placed++
-		}
+		placed := placeReplicas(k, el)
 		fits[k.name] = placed
 		if k.gpus > 0 && placed < k.replicas && fitAlone(k, el) >= k.replicas {
 			short = append(short, fmt.Sprintf("%s (%d of %d)", k.name, placed, k.replicas))
@@ -165,14 +176,14 @@ func (c *checker) placeTogether() {
 		}
 		need := int64(0)
 		for _, k := range c.comps {
-			need += k.gpus * int64(k.nodes) * int64(k.replicas)
+			need = satAdd(need, satMul(satMul(max(k.gpus, 0), int64(max(k.nodes, 0))), int64(max(k.replicas, 0))))
 		}
 		best, bestVal := int64(0), ""
 		for _, v := range nodeValues(c.cl.Nodes, key) {
 			free := int64(0)
 			for _, n := range c.cl.Nodes {
 				if n.Labels[key] == v && v != "" {
-					free += n.Free()
+					free = satAdd(free, n.Free())
 				}
 			}
 			if free > best {
@@ -187,29 +198,85 @@ func (c *checker) placeTogether() {
 	}
 }
 
-// placeReplica puts one replica's pods on the nodes with the most free GPUs.
-func placeReplica(k *component, nodes []*Node) bool {
-	if k.gpus <= 0 {
-		return true
+// placeReplicas places k's replicas one after the other, each pod on the node
+// with the most free GPUs (the first such node on a tie), a replica whose
+// pods do not all fit taking none, until one does not fit; it returns how
+// many were placed and adds their GPUs to the nodes' planned.
+//
+// It computes that placement instead of performing it pod by pod, so its cost
+// is per node, not per replica (a manifest may ask for 2^31-1 replicas; 24 such
+// components took 104 s pod by pod). Each node's free GPUs f are slots of
+// value f, f-g, f-2g, … down to g (g the pod's GPUs); picking the node with the
+// most free GPUs picks the largest slot value left, so m pods take the m
+// largest slot values, ties going to the earlier node. The threshold value is
+// found by bisection.
+func placeReplicas(k *component, nodes []*Node) int32 {
+	if k.replicas <= 0 || len(nodes) == 0 {
+		return 0
 	}
-	var chosen []*Node
-	for p := int32(0); p < k.nodes; p++ {
-		var best *Node
-		for _, n := range nodes {
-			if n.Free() >= k.gpus && (best == nil || n.Free() > best.Free()) {
-				best = n
+	if k.gpus <= 0 || k.nodes <= 0 {
+		return k.replicas
+	}
+	g, per := k.gpus, int64(k.nodes)
+	free := make([]int64, len(nodes))
+	top := int64(0)
+	for i, n := range nodes {
+		free[i] = n.Free()
+		top = max(top, free[i])
+	}
+	// slotsFrom counts the slots of value at least v (v >= g), saturating
+	// at limit.
+	slotsFrom := func(v, limit int64) int64 {
+		total := int64(0)
+		for _, f := range free {
+			if f >= v {
+				total = satAdd(total, (f-v)/g+1)
+				if total >= limit {
+					return limit
+				}
 			}
 		}
-		if best == nil {
-			for _, n := range chosen {
-				n.planned -= k.gpus
-			}
-			return false
-		}
-		best.planned += k.gpus
-		chosen = append(chosen, best)
+		return total
 	}
-	return true
+	if top < g {
+		return 0
+	}
+	slots := slotsFrom(g, math.MaxInt64)
+	placed := min(int64(k.replicas), slots/per)
+	pods := placed * per
+	if pods == 0 {
+		return 0
+	}
+	// The largest v with at least pods slots of value >= v.
+	lo, hi := g, top
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if slotsFrom(mid, pods) >= pods {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	v := lo
+	left := pods
+	// Every slot above v is taken, then the slots of value exactly v in node
+	// order.
+	if v < top {
+		left -= slotsFrom(v+1, pods)
+	}
+	for i, n := range nodes {
+		f := free[i]
+		taken := int64(0)
+		if f > v {
+			taken = (f-v-1)/g + 1 // slots of value > v
+		}
+		if left > 0 && f >= v && (f-v)%g == 0 {
+			taken++
+			left--
+		}
+		n.planned += taken * g
+	}
+	return int32(placed)
 }
 
 // checkDomainLabel checks that the nodes carry the policy's node label.
