@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -13,14 +14,20 @@ type mooncakeRow struct {
 	CreatedTime  *json.Number `json:"created_time"`
 	InputLength  *int64       `json:"input_length"`
 	OutputLength *int64       `json:"output_length"`
-	HashIDs      []uint64     `json:"hash_ids"`
-	SessionID    sessionID    `json:"session_id"`
-	Delay        *json.Number `json:"delay"`
-	DelayMS      *json.Number `json:"delay_ms"`
+	// HashIDs is decoded after its count is checked (arrayLen).
+	HashIDs   json.RawMessage `json:"hash_ids"`
+	SessionID sessionID       `json:"session_id"`
+	Delay     *json.Number    `json:"delay"`
+	DelayMS   *json.Number    `json:"delay_ms"`
 }
 
 // maxSessions bounds the sessions a mooncake-delta trace may keep open.
 const maxSessions = 1 << 20
+
+// maxSessionBytes bounds the memory mooncake-delta sessions hold (their hash
+// ids and names): at --trace-block-size 1 each session may hold 2,000,000 ids
+// (16 MB), and a trace of many long sessions grew without bound.
+const maxSessionBytes = 256 << 20
 
 type mooncakeReader struct {
 	lines *lineReader
@@ -31,6 +38,8 @@ type mooncakeReader struct {
 	// sessions holds each mooncake-delta session's prompt so far, as
 	// segments (hash ids and lengths), not tokens.
 	sessions map[string]*deltaSession
+	// held is the bytes the sessions hold, about.
+	held int
 }
 
 type deltaSession struct {
@@ -58,7 +67,8 @@ func (r *mooncakeReader) Next() (Request, error) {
 	if long {
 		return Request{}, r.lines.tooLong(line)
 	}
-	r.row = mooncakeRow{}
+	raw := r.row.HashIDs[:0] // reused: only the decoded ids are kept
+	r.row = mooncakeRow{HashIDs: raw}
 	if err := decodeLine(b, line, &r.row); err != nil {
 		return Request{}, err
 	}
@@ -90,16 +100,26 @@ func (r *mooncakeReader) Next() (Request, error) {
 	if out < 0 || out > MaxOutputTokens {
 		return Request{}, lineErr(line, "output_length %d is out of range: want 0 to %d", out, MaxOutputTokens)
 	}
-	maxIDs := (r.o.MaxInputTokens + bs - 1) / bs
-	if len(row.HashIDs) > maxIDs {
-		return Request{}, lineErr(line, "%d hash_ids stand for more than the limit of %d input tokens (Options.MaxInputTokens) at %d tokens per hash id", len(row.HashIDs), r.o.MaxInputTokens, bs)
+	var ids []uint64
+	if !isNull(row.HashIDs) {
+		count, ok := arrayLen(row.HashIDs)
+		if !ok {
+			return Request{}, lineErr(line, "hash_ids: cannot use JSON %s as an array of unsigned 64-bit integers", clip(bytes.TrimSpace(row.HashIDs), 20))
+		}
+		maxIDs := (r.o.MaxInputTokens + bs - 1) / bs
+		if count > maxIDs {
+			return Request{}, lineErr(line, "%d hash_ids stand for more than the limit of %d input tokens (Options.MaxInputTokens) at %d tokens per hash id", count, r.o.MaxInputTokens, bs)
+		}
+		if ids, err = decodeUints[uint64](row.HashIDs, count, "hash_ids", line); err != nil {
+			return Request{}, err
+		}
 	}
 	var n int64
 	switch {
 	case row.InputLength != nil:
 		n = *row.InputLength
-	case row.HashIDs != nil:
-		n = int64(len(row.HashIDs) * bs)
+	case ids != nil:
+		n = int64(len(ids) * bs)
 	default:
 		return Request{}, lineErr(line, "the row has neither input_length nor hash_ids")
 	}
@@ -109,10 +129,10 @@ func (r *mooncakeReader) Next() (Request, error) {
 	if n > int64(r.o.MaxInputTokens) {
 		return Request{}, lineErr(line, "input_length %d exceeds the limit of %d tokens (Options.MaxInputTokens)", n, r.o.MaxInputTokens)
 	}
-	if need := (int(n) + bs - 1) / bs; len(row.HashIDs) > need {
-		return Request{}, lineErr(line, "input_length %d fills %d blocks of %d tokens but the row has %d hash_ids: is the trace block size right (Mooncake's is 512)?", n, need, bs, len(row.HashIDs))
+	if need := (int(n) + bs - 1) / bs; len(ids) > need {
+		return Request{}, lineErr(line, "input_length %d fills %d blocks of %d tokens but the row has %d hash_ids: is the trace block size right (Mooncake's is 512)?", n, need, bs, len(ids))
 	}
-	seg := segment{ids: row.HashIDs, n: int(n), tail: tailBase(domainTail, line, int64(at))}
+	seg := segment{ids: ids, n: int(n), tail: tailBase(domainTail, line, int64(at))}
 	req := Request{Line: line, Arrival: at, OutputTokens: int(out), Session: string(row.SessionID)}
 	if !r.delta || req.Session == "" {
 		req.Tokens = appendSegment(make([]uint32, 0, seg.n), seg, bs)
@@ -132,6 +152,11 @@ func (r *mooncakeReader) accumulate(req Request, seg segment) (Request, error) {
 		}
 		s = &deltaSession{}
 		r.sessions[req.Session] = s
+		r.held += len(req.Session) + 128
+	}
+	r.held += 8*len(seg.ids) + 64
+	if r.held > maxSessionBytes {
+		return Request{}, lineErr(req.Line, "mooncake-delta keeps every session's prompt, and the %d sessions open hold more than %d MiB of hash ids: the sessions are too long to hold at --trace-block-size %d; raise --trace-block-size to the trace's own, or split the trace", len(r.sessions), maxSessionBytes>>20, r.o.TraceBlockSize)
 	}
 	var prev segment
 	if s.lastLine > 0 {

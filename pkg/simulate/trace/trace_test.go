@@ -577,6 +577,7 @@ func TestSyntheticSpecErrors(t *testing.T) {
 		{"rate=1,isl=5", "synthetic: give duration or requests"},
 		{"rate=0,isl=5,requests=1", `synthetic: rate="0": want requests per second`},
 		{"rate=NaN,isl=5,requests=1", `synthetic: rate="NaN"`},
+		{"rate=1e-11,isl=5,duration=1h", `synthetic: rate="1e-11": want requests per second, a number from 0.000001`},
 		{"rate=1,isl=4000-1000,requests=1", `synthetic: isl="4000-1000": want a token count or an inclusive range lo-hi`},
 		{"rate=1,isl=0,requests=1", `synthetic: isl="0"`},
 		{"rate=1,isl=10,osl=x,requests=1", `synthetic: osl="x"`},
