@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,8 +64,44 @@ var testHookEnd func(*state)
 // ErrNoTrace is returned when the trace holds no request.
 var ErrNoTrace = errors.New("the trace holds no request")
 
-// Run replays the trace through the router model once per variant.
-func Run(ctx context.Context, o Options) (*Report, error) {
+// MaxVirtualMs bounds a replay's virtual time (about 3.2 years): arrivals and
+// engine times stay far inside float64's exact range, and an input that would
+// run past it (a tiny --speedup, a profile of absurd figures) is an error
+// naming what to change, not a replay that never ends.
+const MaxVirtualMs = 1e11
+
+// The --speedup range: below MinSpeedup a one-hour trace alone runs past
+// MaxVirtualMs.
+const (
+	MinSpeedup = 1e-6
+	MaxSpeedup = 1e9
+)
+
+// ValidateSpeedup checks a --speedup value.
+func ValidateSpeedup(x float64) error {
+	if math.IsNaN(x) || x < MinSpeedup || x > MaxSpeedup {
+		return fmt.Errorf("--speedup must be a positive number from %s to %s, got %v", shortG(MinSpeedup), shortG(MaxSpeedup), x)
+	}
+	return nil
+}
+
+// shortG formats a bound as people write it: 1e-6, 1e9, 1000.
+func shortG(v float64) string {
+	return strings.NewReplacer("e+0", "e", "e-0", "e-", "e+", "e").Replace(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// ErrInternal marks an internal error of the simulation (a bug): the event
+// loop stopped advancing, or a panic was recovered.
+var ErrInternal = errors.New("internal error in the simulation")
+
+// Run replays the trace through the router model once per variant. It never
+// panics: an internal failure comes back as an error wrapping ErrInternal.
+func Run(ctx context.Context, o Options) (rep *Report, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rep, err = nil, fmt.Errorf("%w: %v; this is a bug in kubectl-dynamo: please report it with the command line", ErrInternal, p)
+		}
+	}()
 	if o.Deployment == nil {
 		return nil, errors.New("simulate: no deployment")
 	}
@@ -74,8 +111,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Speedup == 0 {
 		o.Speedup = 1
 	}
-	if math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0) || o.Speedup <= 0 {
-		return nil, fmt.Errorf("--speedup %v: must be a positive number", o.Speedup)
+	if err := ValidateSpeedup(o.Speedup); err != nil {
+		return nil, err
 	}
 	dep := o.Deployment
 	r := &Report{
@@ -257,9 +294,13 @@ type state struct {
 	dLevels           [][2]level
 	ser               *series
 
-	ev     eventHeap
-	evSeq  uint64
-	now    float64
+	ev    eventHeap
+	evSeq uint64
+	now   float64
+	// still counts the events processed since virtual time last advanced
+	// (the progress guard); err is the first engine time out of range.
+	still  uint64
+	err    error
 	nextID uint64
 	events uint64 // KV event ids
 
@@ -306,7 +347,13 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 		if at < s.now {
 			at = s.now // arrivals out of order are taken when they are read
 		}
-		s.advance(at)
+		if !(at <= MaxVirtualMs) {
+			return VariantResult{}, nil, fmt.Errorf("trace request %d arrives %s after the first at --speedup %g, past the simulator's horizon of %s of virtual time: raise --speedup, or replay less of the trace (--max-requests)",
+				s.requests+1, fmtVirtual(at), o.Speedup, fmtVirtual(MaxVirtualMs))
+		}
+		if err := s.advance(at); err != nil {
+			return VariantResult{}, nil, err
+		}
 		if err := s.arrive(tq, at, vi); err != nil {
 			return VariantResult{}, nil, err
 		}
@@ -322,7 +369,9 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 	if s.requests == 0 {
 		return VariantResult{}, nil, ErrNoTrace
 	}
-	s.advance(math.Inf(1))
+	if err := s.advance(math.Inf(1)); err != nil {
+		return VariantResult{}, nil, err
+	}
 	if testHookEnd != nil {
 		testHookEnd(s)
 	}
@@ -472,15 +521,38 @@ func (s *state) seedCache(sets []explain.EventSet) {
 }
 
 func (s *state) push(e event) {
+	if !(e.t <= MaxVirtualMs) { // +Inf and NaN too
+		if s.err == nil {
+			s.err = fmt.Errorf("the engine model's timings take a request past the simulator's horizon of %s of virtual time (an event at %s): check --engine-profile's figures and the trace's lengths", fmtVirtual(MaxVirtualMs), fmtVirtual(e.t))
+		}
+		return
+	}
 	s.evSeq++
 	e.seq = s.evSeq
 	heap.Push(&s.ev, e)
 }
 
-// advance processes every event up to time t.
-func (s *state) advance(t float64) {
+// stallLimit is how many events may be processed without virtual time
+// advancing before the loop is declared stuck: each request puts a handful
+// of events at one instant at most (prefill done, decode start, decode
+// done, their reschedules), so a legitimate burst stays far below it.
+func (s *state) stallLimit() uint64 { return 1<<20 + 16*uint64(s.requests) }
+
+// advance processes every event up to time t. It fails when an engine time
+// left the horizon, and when the loop stops advancing: more than stallLimit
+// events at one instant mean an event keeps rescheduling itself at the time
+// it runs, which would never end.
+func (s *state) advance(t float64) error {
 	for len(s.ev) > 0 && s.ev[0].t <= t {
+		if s.err != nil {
+			return s.err
+		}
 		e := heap.Pop(&s.ev).(event)
+		if e.t > s.now {
+			s.still = 0
+		} else if s.still++; s.still > s.stallLimit() {
+			return fmt.Errorf("%w: virtual time stopped advancing at %s (%d events without time passing); this is a bug in kubectl-dynamo's engine model: please report it with the command line", ErrInternal, fmtVirtual(s.now), s.still)
+		}
 		s.now = max(s.now, e.t)
 		switch e.kind {
 		case evPrefillDone:
@@ -493,9 +565,25 @@ func (s *state) advance(t float64) {
 			}
 		}
 	}
+	if s.err != nil {
+		return s.err
+	}
 	if !math.IsInf(t, 1) {
 		s.now = max(s.now, t)
 	}
+	return nil
+}
+
+// fmtVirtual formats virtual milliseconds for messages.
+func fmtVirtual(ms float64) string {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) || ms > 1e15 {
+		return fmt.Sprintf("%g ms", ms)
+	}
+	d := time.Duration(ms * float64(time.Millisecond)).Round(time.Second)
+	if days := d / (24 * time.Hour); days > 0 {
+		return fmt.Sprintf("%dd%s", days, (d % (24 * time.Hour)).String())
+	}
+	return d.String()
 }
 
 // refreshLoads writes the ledger's view of every changed worker into the
@@ -919,9 +1007,32 @@ func (s *state) decodeStart(u *unit, r *req) {
 	s.decReschedule(u)
 }
 
+// testHookDoneTol, set by tests, replaces doneTol.
+var testHookDoneTol func(s *state, u *unit) float64
+
+// doneTol is how many tokens short of its target a sequence may be and still
+// count as finished: at least 1e-9, and no less than what the clock can
+// resolve at now (a few ulps of now, in tokens) and what the token counter
+// decG can (a few of its ulps). With a fixed 1e-9 the remaining time of a
+// sequence fell below the clock's precision once virtual time passed about
+// 1.5 days (at the default step), and its completion was scheduled at the
+// same instant forever.
+func (s *state) doneTol(u *unit) float64 {
+	if testHookDoneTol != nil {
+		return testHookDoneTol(s, u)
+	}
+	return max(1e-9, 4*ulp(s.now)/s.eng.stepMs(u.decHeap.Len()), 4*ulp(u.decG))
+}
+
+func ulp(x float64) float64 {
+	x = math.Abs(x)
+	return math.Nextafter(x, math.Inf(1)) - x
+}
+
 func (s *state) decodeDone(u *unit) {
 	s.decAdvance(u)
-	for u.decHeap.Len() > 0 && u.decHeap[0].target <= u.decG+1e-9 {
+	tol := s.doneTol(u)
+	for u.decHeap.Len() > 0 && u.decHeap[0].target <= u.decG+tol {
 		e := heap.Pop(&u.decHeap).(decEntry)
 		s.bump(u, 0, -1)
 		_ = s.ledger.Free(e.r.id*2 + 1)

@@ -37,7 +37,9 @@ type AddWorkers struct {
 	Value string
 }
 
-// maxAdded bounds decode+N: a variant cannot add more workers than this.
+// maxAdded bounds decode+N: a variant cannot add more workers than this, in
+// all its clauses together (each added worker is a clone the simulation
+// keeps: 100 clauses of decode+1000 were 100,000 workers and 1.9 GB).
 const maxAdded = 1000
 
 // VariantKeys lists the accepted variant keys, for messages and docs.
@@ -71,6 +73,9 @@ func ParseVariant(spec string) (Variant, error) {
 			count, err := strconv.Atoi(strings.TrimSpace(n))
 			if !ok || err != nil || count < 1 || count > maxAdded || strings.TrimSpace(val) == "" {
 				return v, bad(part, fmt.Sprintf("is not ROLE+N@VALUE with 1 ≤ N ≤ %d, e.g. decode+2@us-east-1c", maxAdded))
+			}
+			if added := v.added() + count; added > maxAdded {
+				return v, fmt.Errorf("--variant %q adds %d workers in all: a variant adds at most %d, in all its ROLE+N@VALUE clauses together; split it into several variants", spec, added, maxAdded)
 			}
 			v.Add = append(v.Add, AddWorkers{Role: role, Count: count, Value: strings.TrimSpace(val)})
 			v.Changes = append(v.Changes, fmt.Sprintf("%d more %s worker(s) in %s", count, role, strings.TrimSpace(val)))
@@ -167,6 +172,15 @@ func ParseVariant(spec string) (Variant, error) {
 		return v, fmt.Errorf("--variant %q changes nothing: give one or more of %s", spec, VariantKeys)
 	}
 	return v, nil
+}
+
+// added is the number of workers the variant adds so far.
+func (v Variant) added() int {
+	n := 0
+	for _, a := range v.Add {
+		n += a.Count
+	}
+	return n
 }
 
 func cutAdd(part string) (inspect.Role, string, bool) {
