@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -118,7 +119,11 @@ func Export(w io.Writer, s Scenario) error {
 	}
 	// Values come from the cluster (model, component names): one holding a
 	// control, bidi or invisible character cannot be written as a spec a
-	// person reads or DynoSim loads.
+	// person reads or DynoSim loads. The values are checked, not the YAML:
+	// YAML escapes a control ("\e") that the reader then decodes raw.
+	if v, ok := unsafeValue(reflect.ValueOf(spec)); ok {
+		return fmt.Errorf("dynosim: a value of the deployment holds control or invisible characters, which a DynoSim spec cannot carry (%s); fix it in the deployment", termsafe.Escape(clipQuote(v, 80)))
+	}
 	for _, line := range strings.Split(string(body), "\n") {
 		if !termsafe.Safe(line) {
 			return fmt.Errorf("dynosim: a value of the deployment holds control or invisible characters, which a DynoSim spec cannot carry (%s); fix it in the deployment", termsafe.Escape(strings.TrimSpace(line)))
@@ -142,6 +147,80 @@ func Export(w io.Writer, s Scenario) error {
 	buf.Write(body)
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// ModelID reports whether s is written as a Hugging Face model id: "name" or
+// "org/name", of letters, digits, '-', '_' and '.', neither part starting
+// with '.' or '-' — never a path (/, ./, ~, ..) and never a control
+// character.
+func ModelID(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	parts := strings.Split(s, "/")
+	if len(parts) > 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] == '.' || p[0] == '-' || strings.Contains(p, "..") {
+			return false
+		}
+		if strings.IndexFunc(p, func(r rune) bool { return !modelIDRune(r) }) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func modelIDRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+}
+
+// clipQuote quotes s (Go syntax: controls escaped), cut to about n bytes.
+func clipQuote(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// unsafeValue finds a string in v that a person or DynoSim must not read raw:
+// one holding a control, bidi or invisible character.
+func unsafeValue(v reflect.Value) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), !termsafe.Safe(v.String())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return "", false
+		}
+		return unsafeValue(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if s, bad := unsafeValue(v.Field(i)); bad {
+					return s, true
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if s, bad := unsafeValue(v.Index(i)); bad {
+				return s, true
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if s, bad := unsafeValue(it.Key()); bad {
+				return s, true
+			}
+			if s, bad := unsafeValue(it.Value()); bad {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // comment keeps a note on one comment line.
@@ -179,7 +258,16 @@ func ToSpec(s Scenario) (Spec, []string, error) {
 		hardware = Placeholder
 		note("engine.hardware: the GPU model is not known to kubectl-dynamo; replace %q with an AISimulate system name (e.g. --set engine.hardware=h200_sxm)", Placeholder)
 	}
-	spec := Spec{Engine: Engine{Model: s.Model, Hardware: hardware, Backend: backend}}
+	model := strings.TrimSpace(s.Model)
+	if !ModelID(model) {
+		// The name comes from the cluster (a worker card, the engine's
+		// --model): DynoSim loads engine.model as a Hugging Face id or a
+		// local path, so a path (/home/victim/.ssh) or a name with control
+		// characters is never written into the spec.
+		note("engine.model: the deployment's model name %s is not a Hugging Face model id (org/name); a name from the cluster is written only as one (never as a local path), so replace %q with the model's id", comment(clipQuote(model, 80)), Placeholder)
+		model = Placeholder
+	}
+	spec := Spec{Engine: Engine{Model: model, Hardware: hardware, Backend: backend}}
 
 	pd := len(s.Prefill) > 0 || len(s.Decode) > 0
 	switch {
