@@ -21,6 +21,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
@@ -74,7 +75,16 @@ type Options struct {
 	engine    simulate.Engine
 	failOn    float64 // failed share above which the exit is 2; <0: never
 	base      explain.Options
+	// trace is the --trace input, opened once; plot and export the output
+	// files, checked before the run.
+	trace        *fileio.Input
+	plot, export *fileio.Output
 }
+
+// maxTraceFileBytes bounds a --trace file, which is streamed (its size does
+// not reach memory); a trace from standard input or process substitution is
+// held in memory and bounded by cmdutil.MaxInputFileBytes.
+const maxTraceFileBytes = 1 << 40
 
 // NewCmdSimulate builds the command. runF, when set, replaces the run step (tests).
 func NewCmdSimulate(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
@@ -190,6 +200,11 @@ func modeNames() string {
 // Complete resolves the data source, the variants and the engine model.
 func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
 	o.cmd = cmd
+	// Before anything is read: standard input can be read once.
+	if err := cmdutil.OneStdin(cmdutil.NamedInput{Flag: "--from-file", Path: o.FromFile}, cmdutil.NamedInput{Flag: "--trace", Path: o.TraceFile},
+		cmdutil.NamedInput{Flag: "--engine-profile", Path: o.EngineProfile}); err != nil {
+		return err
+	}
 	if len(args) == 1 {
 		o.Name = args[0]
 	}
@@ -256,6 +271,9 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		if c := p.CapacityBlocks(max(o.BlockSize, 16)); p.KvCapacityBlocks > 0 || (p.KvCapacityTokens > 0 && c > 0) {
 			o.engine.KvCapacityBlocks = c
 		}
+		if err := o.engine.Validate(); err != nil {
+			return cmdutil.FlagErrorf("--engine-profile %s: %v", o.EngineProfile, err)
+		}
 	}
 	if o.KvCapacity > 0 {
 		o.engine.KvCapacityBlocks = o.KvCapacity
@@ -295,16 +313,14 @@ func (o *Options) Validate() error {
 		return cmdutil.FlagErrorf("give the traffic: --trace FILE (Mooncake JSON lines, …) or --synthetic rate=R,isl=N,osl=N,duration=D")
 	case o.TraceFile != "" && o.Synthetic != "":
 		return cmdutil.FlagErrorf("--trace and --synthetic cannot be combined: give the traffic one way")
-	case o.TraceFile == "-" && o.FromFile == "-":
-		return cmdutil.FlagErrorf("--trace - and --from-file - cannot both read stdin")
 	}
 	if o.TraceFormat != "auto" {
 		if _, err := trace.ParseFormat(o.TraceFormat); err != nil {
 			return cmdutil.FlagErrorf("--trace-format: %v", err)
 		}
 	}
-	if o.Speedup <= 0 || o.Speedup != o.Speedup || o.Speedup > 1e9 {
-		return cmdutil.FlagErrorf("--speedup must be a positive number, got %v", o.Speedup)
+	if err := simulate.ValidateSpeedup(o.Speedup); err != nil {
+		return cmdutil.FlagErrorf("%v", err)
 	}
 	if o.MaxRequests < 0 {
 		return cmdutil.FlagErrorf("--max-requests must not be negative")
@@ -332,6 +348,12 @@ func (o *Options) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	defer cmdutil.TuneGCForOneShot()()
+	// The files first: an output that cannot be written, or that is one of
+	// the inputs, fails before the cluster is read and the traffic replayed.
+	if err := o.openFiles(); err != nil {
+		return err
+	}
+	defer o.closeFiles()
 	b, err := o.load(ctx)
 	if err != nil {
 		return err
@@ -373,14 +395,14 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	r.Assumptions = append(r.Assumptions, kvNotes...)
 	notes := snapNotes(snap, dep)
-	if o.ExportDynoSim != "" {
+	if o.export != nil {
 		if err := o.exportDynoSim(dep, r); err != nil {
 			return err
 		}
 	}
-	if o.Plot != "" {
-		if err := writeFile(o.Plot, func(w io.Writer) error { return plot.SVG(w, r) }); err != nil {
-			return fmt.Errorf("--plot: %w", err)
+	if o.plot != nil {
+		if err := o.plot.Write(func(w io.Writer) error { return plot.SVG(w, r) }); err != nil {
+			return err
 		}
 	}
 	if err := o.print(r, notes); err != nil {
@@ -463,37 +485,18 @@ func (o *Options) opener(dep *inspect.Deployment) (func() (trace.Reader, error),
 		return func() (trace.Reader, error) { return trace.Synthetic(o.Synthetic, o.Seed) },
 			simulate.TraceInfo{Source: o.Synthetic, Format: string(trace.SyntheticFormat)}, nil
 	}
-	var data []byte
-	if o.TraceFile == "-" {
-		// stdin can be read once: keep it (bounded) for every variant.
-		d, err := cmdutil.ReadInputLimit(o.IO.In, "-", "--trace", 1<<30)
-		if err != nil {
-			return nil, simulate.TraceInfo{}, err
-		}
-		data = d
-	}
-	openRaw := func() (io.ReadCloser, error) {
-		if data != nil {
-			return io.NopCloser(bytes.NewReader(data)), nil
-		}
-		f, err := os.Open(o.TraceFile)
-		if err != nil {
-			return nil, cmdutil.WithHint(fmt.Errorf("--trace: %w", err), "Give the path of a trace file (JSON lines)")
-		}
-		return f, nil
-	}
+	// The trace was opened once (openFiles): a file is read from its one
+	// descriptor by the sniff and by every variant, standard input and
+	// process substitution from the copy read then.
+	in := o.trace
 	var format trace.Format
 	if o.TraceFormat == "auto" {
-		rc, err := openRaw()
-		if err != nil {
-			return nil, simulate.TraceInfo{}, err
-		}
-		peek, _ := bufio.NewReaderSize(rc, 64<<10).Peek(64 << 10)
-		_ = rc.Close()
-		format, err = trace.Detect(peek)
+		peek, _ := bufio.NewReaderSize(in.NewReader(), 64<<10).Peek(64 << 10)
+		f, err := trace.Detect(peek)
 		if err != nil {
 			return nil, simulate.TraceInfo{}, cmdutil.WithHint(fmt.Errorf("--trace %s: %w", o.TraceFile, err), "Name the format with --trace-format "+formatNames())
 		}
+		format = f
 	} else {
 		f, _ := trace.ParseFormat(o.TraceFormat)
 		format = f
@@ -510,32 +513,42 @@ func (o *Options) opener(dep *inspect.Deployment) (func() (trace.Reader, error),
 	if format == trace.Mooncake || format == trace.MooncakeDelta || format == trace.DynamoRequestTrace {
 		info.TraceBlockSize = o.TraceBlockSize
 	}
-	return func() (trace.Reader, error) {
-		rc, err := openRaw()
-		if err != nil {
-			return nil, err
-		}
-		tr, err := trace.Open(rc, format, topts)
-		if err != nil {
-			_ = rc.Close()
-			return nil, err
-		}
-		return closingReader{tr, rc}, nil
-	}, info, nil
+	return func() (trace.Reader, error) { return trace.Open(in.NewReader(), format, topts) }, info, nil
 }
 
-// closingReader closes the file at the end of the trace.
-type closingReader struct {
-	trace.Reader
-	c io.Closer
-}
-
-func (r closingReader) Next() (trace.Request, error) {
-	q, err := r.Reader.Next()
-	if err != nil {
-		_ = r.c.Close()
+// openFiles opens the trace once and checks the output files, before the run:
+// an output may be neither an input nor the other output, nor anything but a
+// regular file or a new path in an existing directory.
+func (o *Options) openFiles() error {
+	if o.TraceFile != "" {
+		in, err := fileio.OpenLimits(o.IO.In, o.TraceFile, "--trace", maxTraceFileBytes, cmdutil.MaxInputFileBytes)
+		if err != nil {
+			return cmdutil.WithHint(err, "Give the path of a trace file (JSON lines, optionally gzipped), - for standard input, or <(…)")
+		}
+		o.trace = in
 	}
-	return q, err
+	inputs := []fileio.Named{{What: "--from-file", Path: o.FromFile}, {What: "--trace", Path: o.TraceFile}, {What: "--engine-profile", Path: o.EngineProfile}, {What: "--tokenizer", Path: o.Tokenizer}}
+	if o.Plot != "" {
+		out, err := fileio.NewOutput(o.Plot, "--plot", append(inputs, fileio.Named{What: "--export-dynosim", Path: o.ExportDynoSim})...)
+		if err != nil {
+			return err
+		}
+		o.plot = out
+	}
+	if o.ExportDynoSim != "" {
+		out, err := fileio.NewOutput(o.ExportDynoSim, "--export-dynosim", append(inputs, fileio.Named{What: "--plot", Path: o.Plot})...)
+		if err != nil {
+			return err
+		}
+		o.export = out
+	}
+	return nil
+}
+
+func (o *Options) closeFiles() {
+	if o.trace != nil {
+		_ = o.trace.Close()
+	}
 }
 
 func (o *Options) tokenizer(dep *inspect.Deployment) (*tokenizer.Tokenizer, error) {
@@ -568,50 +581,10 @@ func (o *Options) exportDynoSim(dep *inspect.Deployment, r *simulate.Report) err
 	if o.TraceFile != "" && o.TraceFile != "-" {
 		sc.Trace = dynosim.TraceSettings{Path: o.TraceFile, Format: r.Trace.Format, TraceBlockSize: r.Trace.TraceBlockSize, Speedup: o.Speedup, Requests: o.MaxRequests}
 	}
-	if err := writeFile(o.ExportDynoSim, func(w io.Writer) error { return dynosim.Export(w, sc) }); err != nil {
-		return cmdutil.WithHint(fmt.Errorf("--export-dynosim: %w", err), "docs/commands/simulate.md says what DynoSim can and cannot run")
+	if err := o.export.Write(func(w io.Writer) error { return dynosim.Export(w, sc) }); err != nil {
+		return cmdutil.WithHint(err, "docs/commands/simulate.md says what DynoSim can and cannot run")
 	}
 	return nil
-}
-
-// writeFile writes through a temporary file and renames it into place, so a
-// failure leaves no half-written file (and an existing one untouched).
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(dirOf(path), ".kubectl-dynamo-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600: give it the mode of the file it
-	// replaces, else the usual 0644 (less the umask, which Chmod ignores).
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	w := bufio.NewWriter(tmp)
-	if err := write(w); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		_ = tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func dirOf(path string) string {
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
-		return path[:i+1]
-	}
-	return "."
 }
 
 // progress returns the progress reporter: a line on stderr redrawn in place
