@@ -18,7 +18,7 @@ func TestStallGuard(t *testing.T) {
 	testHookDoneTol = func(*state, *unit) float64 { return 1e-9 }
 	defer func() { testHookDoneTol = nil }()
 	snap, dep, _ := example(t, "prefill-only-zone-required.yaml")
-	_, err := runLive(t, Options{Snapshot: snap, Deployment: dep, Base: explain.Options{Seed: 1, AssumeIdle: true}, Engine: DefaultEngine(), Open: opener(repeatedConversation(t, 48))})
+	_, err := runLive(t, Options{Snapshot: snap, Deployment: dep, Base: explain.Options{Seed: 1, AssumeIdle: true}, Engine: DefaultEngine(), Open: opener(repeatedConversation(t, 48, 20))})
 	if !errors.Is(err, ErrInternal) || !strings.Contains(err.Error(), "virtual time stopped advancing at ") {
 		t.Fatalf("err = %v, want the progress guard's internal error", err)
 	}

@@ -20,9 +20,10 @@ import (
 // when no progress report arrives for a minute (a replay that advances
 // reports every 500 requests, in milliseconds).
 
-// repeatedConversation is the example conversation trace (200 requests over
-// 83 s) repeated every hour for hours hours.
-func repeatedConversation(t *testing.T, hours int) []trace.Request {
+// repeatedConversation is the first perHour requests of the example
+// conversation trace (200 requests over 83 s) repeated every hour for hours
+// hours.
+func repeatedConversation(t *testing.T, hours, perHour int) []trace.Request {
 	t.Helper()
 	f, err := os.Open("../../examples/traces/mooncake-conversation-200.jsonl")
 	if err != nil {
@@ -46,7 +47,7 @@ func repeatedConversation(t *testing.T, hours int) []trace.Request {
 	}
 	var out []trace.Request
 	for h := range hours {
-		for _, q := range one {
+		for _, q := range one[:min(perHour, len(one))] {
 			q.Arrival += time.Duration(h) * time.Hour
 			out = append(out, q)
 		}
@@ -91,20 +92,21 @@ func runLive(t *testing.T, o Options) (*Report, error) {
 // TestVirtualTimeKeepsAdvancing: past about 1.5 days of virtual time the
 // decode model's fixed 1e-9 completion tolerance fell below the clock's
 // precision and a completion was scheduled at the same instant forever. The
-// review's cases: the conversation trace repeated hourly for 48 h, a slow
-// replay (the 83 s conversation at --speedup 0.0005), and a tiny decode step.
+// review's cases: the conversation trace repeated hourly (here its first 20
+// requests, for 48 h), a slow replay (the 83 s conversation at --speedup
+// 0.0005), and a tiny decode step.
 func TestVirtualTimeKeepsAdvancing(t *testing.T) {
 	snap, dep, _ := example(t, "prefill-only-zone-required.yaml")
 	tiny := DefaultEngine()
 	tiny.DecodeStepMs, tiny.DecodeStepMsPerSequence = 1e-3, 0 // 1 µs
-	day := repeatedConversation(t, 1)
+	day := repeatedConversation(t, 1, 200)
 	tests := []struct {
 		name    string
 		reqs    []trace.Request
 		engine  Engine
 		speedup float64
 	}{
-		{"48 hours of traffic", repeatedConversation(t, 48), DefaultEngine(), 1},
+		{"48 hours of traffic", repeatedConversation(t, 48, 20), DefaultEngine(), 1},
 		{"the conversation at --speedup 0.0005 (46 hours)", day, DefaultEngine(), 0.0005},
 		{"a 1 µs decode step", day, tiny, 0.02},
 	}

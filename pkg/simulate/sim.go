@@ -535,8 +535,9 @@ func (s *state) push(e event) {
 // stallLimit is how many events may be processed without virtual time
 // advancing before the loop is declared stuck: each request puts a handful
 // of events at one instant at most (prefill done, decode start, decode
-// done, their reschedules), so a legitimate burst stays far below it.
-func (s *state) stallLimit() uint64 { return 1<<20 + 16*uint64(s.requests) }
+// done, the stale events their reschedules leave), so a legitimate burst
+// stays far below it.
+func (s *state) stallLimit() uint64 { return 1024 + 16*uint64(s.requests) }
 
 // advance processes every event up to time t. It fails when an engine time
 // left the horizon, and when the loop stops advancing: more than stallLimit
