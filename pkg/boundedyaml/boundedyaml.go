@@ -113,10 +113,13 @@ func Unmarshal(doc []byte, v any) error {
 // without being parsed: only an anchor lets a document expand. A document the
 // YAML library cannot parse passes too; its converter reports the error.
 func Check(data []byte) error {
+	return checkBudget(data, BudgetFor(len(data)))
+}
+
+func checkBudget(data []byte, b Budget) error {
 	if !mayHaveAnchor(data) {
 		return nil
 	}
-	b := BudgetFor(len(data))
 	m := meter{b: b}
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for n := 1; ; n++ {
@@ -142,20 +145,34 @@ func Check(data []byte) error {
 	}
 }
 
-// mayHaveAnchor reports whether data may hold a YAML anchor: an '&' where a
-// node can start (after a space, a tab, a line break, '[', '{' or ',', or at
-// the start) followed by a name character. It errs on the side of yes (an
-// '&' inside a quoted string counts); a no is certain, and without an
-// anchor no alias can resolve.
+// mayHaveAnchor reports whether data may expand through an alias: it needs
+// an anchor ('&') and an alias ('*'), each where a node can start (after a
+// space, a tab, a line break, '[', '{' or ',', or at the start) followed by a
+// name character, in something that is not JSON. It errs on the side of yes
+// (an indicator inside a quoted string counts); a no is certain.
 func mayHaveAnchor(data []byte) bool {
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
-		return false // JSON has no anchors
+	// Expansion needs an anchor and an alias to it.
+	if !nodeStart(data, '&') || !nodeStart(data, '*') {
+		return false
 	}
-	for i := bytes.IndexByte(data, '&'); i >= 0; {
+	// JSON has no anchors (an '&' there is inside a string): validated only
+	// when a candidate was found, so a large JSON capture costs one scan.
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) == 0 || t[0] != '{' && t[0] != '[' || !json.Valid(t)
+}
+
+// nodeStart reports whether an indicator c ('&' for an anchor, '*' for an
+// alias) of data stands where a YAML node can start, followed by a name
+// character.
+func nodeStart(data []byte, c byte) bool {
+	for i := bytes.IndexByte(data, c); i >= 0; {
 		start := i == 0
 		if !start {
 			switch data[i-1] {
-			case ' ', '\t', '\r', '\n', '[', '{', ',', 0xbf: // 0xbf ends a byte-order mark
+			// YAML's separators; ':' ends a flow key ({"a":&b …}); the last
+			// bytes of a byte-order mark and of the Unicode line breaks
+			// YAML 1.1 knows (NEL, LS, PS). A wrong yes costs a parse.
+			case ' ', '\t', '\r', '\n', '[', '{', ',', ':', 0xbf, 0x85, 0xa8, 0xa9:
 				start = true
 			}
 		}
@@ -166,7 +183,7 @@ func mayHaveAnchor(data []byte) bool {
 				return true
 			}
 		}
-		j := bytes.IndexByte(data[i+1:], '&')
+		j := bytes.IndexByte(data[i+1:], c)
 		if j < 0 {
 			break
 		}
@@ -220,7 +237,15 @@ func (m *meter) value(v any) bool {
 		}
 		return true
 	}
-	return m.add(24) // a number, a time
+	switch x := v.(type) {
+	case int:
+		return m.add(int64(len(strconv.Itoa(x))))
+	case int64:
+		return m.add(int64(len(strconv.FormatInt(x, 10))))
+	case uint64:
+		return m.add(int64(len(strconv.FormatUint(x, 10))))
+	}
+	return m.add(24) // a float, a time
 }
 
 // jsonable is sigs.k8s.io/yaml's convertToJSONableObject without a target

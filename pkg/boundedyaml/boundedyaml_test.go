@@ -144,6 +144,8 @@ func TestCheck(t *testing.T) {
 		{"JSON", `{"a": "&x"}`, true},
 		{"unparseable", "a: [\n", true},
 		{"an anchor used within the budget", "a: &x [1, 2]\nb: *x\n", true},
+		{"shell commands (&& and globs) are not aliases", "args: [sh, -c, 'make && ls *.txt']\n", true},
+		{"an anchor after a quoted flow key", `{"a":&b "` + strings.Repeat("x", 100_000) + `", "c": [` + strings.TrimSuffix(strings.Repeat("*b,", 100), ",") + `]}`, false},
 		{"a bomb split over documents", string(bomb(100_000, 300)) + "---\n" + string(bomb(100_000, 300)), false},
 	}
 	for _, tt := range tests {
