@@ -41,7 +41,7 @@ test: ## The whole suite: provisions what it needs (cached), verify, lint, tests
 
 .PHONY: test-full
 test-full: ## As test, with the randomized tests at their long sizes (KDYN_TEST_LONG=1; nightly-style, about 3x longer)
-	KDYN_TEST_LONG=1 KDYN_NO_BUDGET=1 hack/test.sh
+	KDYN_TEST_LONG=1 hack/test.sh
 
 .PHONY: test-unit
 test-unit: ## Only the Go tests (race where concurrent, plain elsewhere), without provisioning: control-plane and tokenizer tests skip if their data is missing
@@ -60,12 +60,13 @@ provision: ## Build or fetch the test data: control plane, tokenizers, qemu, chr
 	hack/chromium/provision.sh
 
 .PHONY: verify
-verify: ## Check gofmt, go vet, go.mod tidiness, house rules and generated docs
+verify: ## Check gofmt, go vet, go.mod tidiness, house rules, the package layout and generated docs
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './hack/tools/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	hack/verify-tidy.sh
 	hack/verify-code-patterns.sh
+	hack/verify-layout.sh
 	hack/verify-readme.sh
 	hack/verify-docs.sh
 
@@ -76,6 +77,9 @@ test-arm64: ## Run the routing-core tests as arm64 binaries (natively, or under 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (pinned)
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-tool
+lint-tool: $(GOLANGCI_LINT) ## Build the pinned golangci-lint only (make test does it in the background)
 
 $(GOLANGCI_LINT):
 	hack/install-golangci-lint.sh $(GOLANGCI_LINT_VERSION) $(GOLANGCI_LINT)

@@ -1,6 +1,9 @@
 // Command gen-docs keeps the generated parts of the documentation in step with
 // the code (`make docs`; hack/verify-docs.sh runs it with -check in CI).
 //
+// docs/compatibility.md is pkg/behavior's table of the Dynamo behaviours that
+// changed across releases (behavior.Markdown), rewritten whole.
+//
 // docs/reference/ gets one page per command of the cobra tree (usage, long help,
 // examples, flags), rewritten whole; pages of removed commands are deleted.
 //
@@ -36,6 +39,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 )
 
 func main() {
@@ -81,6 +86,12 @@ func generate(check bool) ([]string, error) {
 	}
 	drift = append(drift, d...)
 
+	d, err = syncFile(compatibilityPage, behavior.Markdown(), check)
+	if err != nil {
+		return nil, err
+	}
+	drift = append(drift, d...)
+
 	files, err := markdownFiles()
 	if err != nil {
 		return nil, err
@@ -104,6 +115,28 @@ func generate(check bool) ([]string, error) {
 		}
 	}
 	return drift, nil
+}
+
+// compatibilityPage is generated from pkg/behavior's table of rules that
+// changed across Dynamo releases.
+const compatibilityPage = "docs/compatibility.md"
+
+// syncFile makes path hold content; it returns the path when it was missing
+// or stale.
+func syncFile(path, content string, check bool) ([]string, error) {
+	old, err := os.ReadFile(path)
+	if err == nil && string(old) == content {
+		return nil, nil
+	}
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	if !check {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return []string{path}, nil
 }
 
 // markdownFiles are README.md and docs/**/*.md outside the reference.

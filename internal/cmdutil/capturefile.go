@@ -6,23 +6,24 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // ReadCaptureFile reads a capture or manifest file named by the flag what
 // (--from-file, --nodes-from, -f) through the one input opener (a regular
-// file or standard input, at most inspect.MaxCaptureBytes), refuses YAML
+// file or standard input, at most capture.MaxBytes), refuses YAML
 // whose anchors and aliases expand beyond the bound proportional to its size
 // (boundedyaml.Check), and parses it. Errors name the flag and the file.
-func ReadCaptureFile(in io.Reader, name, what string) (*inspect.Bundle, error) {
-	data, err := ReadInputLimit(in, name, what, inspect.MaxCaptureBytes)
+func ReadCaptureFile(in io.Reader, name, what string) (*raw.Bundle, error) {
+	data, err := ReadInputLimit(in, name, what, capture.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
 	if err := boundedyaml.Check(data); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}
-	b, err := inspect.ParseCapture(data, name)
+	b, err := capture.Parse(data, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // Style decorates report text (topology, preflight) when colour is on; the
@@ -13,14 +13,14 @@ type Style struct{ Color bool }
 
 // Severity colours text by a finding severity: red error, yellow warning, dim
 // info.
-func (s Style) Severity(sev inspect.Severity, text string) string {
+func (s Style) Severity(sev model.Severity, text string) string {
 	if !s.Color {
 		return text
 	}
 	switch sev {
-	case inspect.SeverityError:
+	case model.SeverityError:
 		return printers.Color("31", text)
-	case inspect.SeverityWarning:
+	case model.SeverityWarning:
 		return printers.Color("33", text)
 	}
 	return printers.Color("2", text)
@@ -35,11 +35,11 @@ func (s Style) Bold(text string) string {
 }
 
 // SeveritySymbol marks a severity so that it reads without colour: ✗ ! i.
-func SeveritySymbol(sev inspect.Severity) string {
+func SeveritySymbol(sev model.Severity) string {
 	switch sev {
-	case inspect.SeverityError:
+	case model.SeverityError:
 		return "✗"
-	case inspect.SeverityWarning:
+	case model.SeverityWarning:
 		return "!"
 	}
 	return "i"
@@ -48,11 +48,11 @@ func SeveritySymbol(sev inspect.Severity) string {
 // FindingsExit is the exit of a report command: ExitFindings (2) when a
 // finding reaches --fail-on (unless --exit-zero), with a one-line reason for
 // table output (structured output stays clean).
-func FindingsExit(severities []inspect.Severity, failOn string, exitZero, table bool) error {
+func FindingsExit(severities []model.Severity, failOn string, exitZero, table bool) error {
 	if exitZero {
 		return nil
 	}
-	threshold := inspect.Severity(failOn).Rank()
+	threshold := model.Severity(failOn).Rank()
 	n := 0
 	for _, s := range severities {
 		if s.Rank() >= threshold {

@@ -13,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // ShownDeployments is how many existing deployments an error about a selection
@@ -54,20 +55,20 @@ type Inventory func(ctx context.Context) ([]string, error)
 // that lists the deployments the source holds and says what to run next.
 // inventory is called only then; nil means s itself holds the whole source (a
 // capture file, a live -A read), read before it is filtered.
-func (sc Scope) Select(ctx context.Context, s *inspect.Snapshot, inventory Inventory) error {
+func (sc Scope) Select(ctx context.Context, s *model.Snapshot, inventory Inventory) error {
 	all := deploymentKeys(s.Deployments)
 	if sc.Namespace != "" {
-		s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool { return d.Namespace != sc.Namespace })
+		s.Deployments = slices.DeleteFunc(s.Deployments, func(d model.Deployment) bool { return d.Namespace != sc.Namespace })
 		s.Namespace = sc.Namespace
 	}
 	var missing []string
 	for _, n := range sc.Names {
-		if !slices.ContainsFunc(s.Deployments, func(d inspect.Deployment) bool { return d.Name == n }) {
+		if !slices.ContainsFunc(s.Deployments, func(d model.Deployment) bool { return d.Name == n }) {
 			missing = append(missing, n)
 		}
 	}
 	if len(sc.Names) > 0 {
-		s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool { return !slices.Contains(sc.Names, d.Name) })
+		s.Deployments = slices.DeleteFunc(s.Deployments, func(d model.Deployment) bool { return !slices.Contains(sc.Names, d.Name) })
 	}
 	if len(missing) == 0 && len(s.Deployments) > 0 {
 		return nil
@@ -81,7 +82,7 @@ func (sc Scope) Select(ctx context.Context, s *inspect.Snapshot, inventory Inven
 	return sc.noMatch(missing, all, invErr)
 }
 
-func deploymentKeys(ds []inspect.Deployment) []string {
+func deploymentKeys(ds []model.Deployment) []string {
 	keys := make([]string, 0, len(ds))
 	for i := range ds {
 		keys = append(keys, ds[i].Key())
@@ -235,12 +236,12 @@ func LiveInventory(cfg *rest.Config, timeout time.Duration) Inventory {
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		api, err := inspect.NewKubeAPI(cfg)
+		api, err := kube.NewAPI(cfg)
 		if err != nil {
 			return nil, err
 		}
 		var errs []error
-		for _, gvr := range []schema.GroupVersionResource{inspect.GVRDynamoGraphDeploymentV1beta1, inspect.GVRDynamoGraphDeploymentV1alpha1} {
+		for _, gvr := range []schema.GroupVersionResource{kube.GVRDynamoGraphDeploymentV1beta1, kube.GVRDynamoGraphDeploymentV1alpha1} {
 			list, err := api.List(ctx, gvr, "", metav1.ListOptions{})
 			if err != nil {
 				errs = append(errs, err)

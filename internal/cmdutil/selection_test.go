@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
-func snapshotOf(keys ...string) *inspect.Snapshot {
-	s := &inspect.Snapshot{}
+func snapshotOf(keys ...string) *model.Snapshot {
+	s := &model.Snapshot{}
 	for _, k := range keys {
 		ns, name, _ := strings.Cut(k, "/")
-		s.Deployments = append(s.Deployments, inspect.Deployment{Namespace: ns, Name: name})
+		s.Deployments = append(s.Deployments, model.Deployment{Namespace: ns, Name: name})
 	}
 	return s
 }
@@ -36,7 +36,7 @@ func TestScopeSelect(t *testing.T) {
 	tests := []struct {
 		name      string
 		scope     Scope
-		snapshot  *inspect.Snapshot
+		snapshot  *model.Snapshot
 		inventory Inventory
 		wantKeep  []string
 		wantErr   string

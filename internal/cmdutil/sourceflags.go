@@ -12,7 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/etcd"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // SourceFlags are the flags that reach Dynamo's own data sources besides the
@@ -105,11 +108,11 @@ func (s *SourceFlags) LiveOnlyFlagsSet(cmd *cobra.Command) []string {
 
 // CollectOptions turns the flags and the kubectl connection flags into the
 // options of a live collection.
-func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, names []string) (inspect.CollectOptions, error) {
+func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, names []string) (source.CollectOptions, error) {
 	s.noKubeconfig = NoKubeconfig(f, s.command, s.Getenv)
 	cfg, err := f.ConfigFlags.ToRESTConfig()
 	if err != nil {
-		return inspect.CollectOptions{}, WithHint(fmt.Errorf("load the kubeconfig: %w", err), kubeconfigHint(f, s.command))
+		return source.CollectOptions{}, WithHint(fmt.Errorf("load the kubeconfig: %w", err), kubeconfigHint(f, s.command))
 	}
 	contextName := ""
 	if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
@@ -117,12 +120,12 @@ func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, nam
 	} else if raw, err := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil {
 		contextName = raw.CurrentContext
 	}
-	etcd := inspect.EtcdOptions{
+	etcd := etcd.Options{
 		Endpoints: s.EtcdEndpoints, CACert: s.EtcdCACert, Cert: s.EtcdCert, Key: s.EtcdKey,
 		Username: s.EtcdUsername, Password: s.EtcdPassword,
 		DialTimeout: s.EtcdDialTimeout, RequestTimeout: s.EtcdTimeout, Now: f.Now,
 	}.WithEnv(s.Getenv)
-	return inspect.CollectOptions{
+	return source.CollectOptions{
 		RESTConfig: cfg, Context: contextName,
 		Namespace: namespace, AllNamespaces: all, Names: names, NodeSelector: s.NodeSelector,
 		Etcd: etcd, NoEtcd: s.NoEtcd, TrustDetectedEtcd: s.TrustDetected, NoFrontend: s.NoFrontend, FrontendURL: s.FrontendURL, Now: f.Now,
@@ -131,19 +134,19 @@ func (s *SourceFlags) CollectOptions(f *Factory, namespace string, all bool, nam
 
 // Collector returns a function that reads the live deployment each time it is
 // called (once for a report, repeatedly for --watch).
-func (s *SourceFlags) Collector(f *Factory, namespace string, all bool, names []string) (func(ctx context.Context) (*inspect.Bundle, error), error) {
+func (s *SourceFlags) Collector(f *Factory, namespace string, all bool, names []string) (func(ctx context.Context) (*raw.Bundle, error), error) {
 	opts, err := s.CollectOptions(f, namespace, all, names)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }, nil
+	return func(ctx context.Context) (*raw.Bundle, error) { return source.Collect(ctx, opts) }, nil
 }
 
 // FromFile prepares a command's --from-file mode: it refuses the live-only
 // source flags, returns the namespace given with -n ("" when not given: every
 // deployment of the file) and a loader that reads and parses the capture (at
-// most inspect.MaxCaptureBytes; "-" reads in).
-func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, name string) (string, func(context.Context) (*inspect.Bundle, error), error) {
+// most capture.MaxBytes; "-" reads in).
+func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, name string) (string, func(context.Context) (*raw.Bundle, error), error) {
 	if set := s.LiveOnlyFlagsSet(cmd); len(set) > 0 {
 		verb := "reads"
 		if len(set) > 1 {
@@ -158,7 +161,7 @@ func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, nam
 			namespace = ns
 		}
 	}
-	load := func(context.Context) (*inspect.Bundle, error) {
+	load := func(context.Context) (*raw.Bundle, error) {
 		return ReadCaptureFile(in, name, "--from-file")
 	}
 	return namespace, load, nil
@@ -277,13 +280,13 @@ func shellWord(s string) string {
 // that lists what exists when the selection matches nothing.
 type LiveSource struct {
 	Namespace string
-	Options   inspect.CollectOptions
+	Options   source.CollectOptions
 	Inventory Inventory
 }
 
 // Live prepares a live read of the named deployment ("" for the namespace's
 // only one). client is the HTTP client for frontends and indexers (nil: a
-// default); it is wrapped by inspect.SafeHTTPClient either way.
+// default); it is wrapped by kube.SafeHTTPClient either way.
 func (s *SourceFlags) Live(f *Factory, command, name string, client *http.Client) (*LiveSource, error) {
 	ns, err := LiveNamespace(f, command)
 	if err != nil {
@@ -297,12 +300,12 @@ func (s *SourceFlags) Live(f *Factory, command, name string, client *http.Client
 	if err != nil {
 		return nil, err
 	}
-	api, err := inspect.NewKubeAPI(opts.RESTConfig)
+	api, err := kube.NewAPI(opts.RESTConfig)
 	if err != nil {
 		return nil, err
 	}
 	opts.Kube = api
-	opts.HTTPClient = inspect.SafeHTTPClient(client)
+	opts.HTTPClient = kube.SafeHTTPClient(client)
 	timeout := 10 * time.Second
 	if t := opts.RESTConfig.Timeout; t > 0 {
 		timeout = t

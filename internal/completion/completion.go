@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // noFile is the directive of every completion here: names, never file names.
@@ -150,9 +150,9 @@ func Contexts(f *cmdutil.Factory) cobra.CompletionFunc {
 
 // Pods completes the worker pods of the target deployment (every deployment in
 // scope when the target is ""), limited to the given roles when any, e.g.
-// inspect.RolePrefill for --prefill. A multinode replica is offered once, by
+// model.RolePrefill for --prefill. A multinode replica is offered once, by
 // the pod that publishes it (rank 0), which is how reports name workers.
-func Pods(f *cmdutil.Factory, target Target, roles ...inspect.Role) cobra.CompletionFunc {
+func Pods(f *cmdutil.Factory, target Target, roles ...model.Role) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		s, err := read(cmd, f, target(cmd, args), readWorkers)
 		if err != nil {
@@ -211,9 +211,9 @@ func DomainValues(f *cmdutil.Factory, target Target) cobra.CompletionFunc {
 					continue
 				}
 				switch w.Role {
-				case inspect.RolePrefill:
+				case model.RolePrefill:
 					c.prefill++
-				case inspect.RoleDecode:
+				case model.RoleDecode:
 					c.decode++
 				default:
 					c.other++
@@ -237,7 +237,7 @@ func DomainValues(f *cmdutil.Factory, target Target) cobra.CompletionFunc {
 }
 
 // describeDeployment is "zone required, namespace serving".
-func describeDeployment(d *inspect.Deployment) string {
+func describeDeployment(d *model.Deployment) string {
 	policy := "no kvTransferPolicy"
 	if p := d.Policy; p != nil {
 		policy = p.Domain + " " + string(p.Enforcement)
@@ -246,7 +246,7 @@ func describeDeployment(d *inspect.Deployment) string {
 }
 
 // describeWorker is "prefill, zone us-east-1a" (", not ready" when it is not).
-func describeWorker(d *inspect.Deployment, w *inspect.Worker) string {
+func describeWorker(d *model.Deployment, w *model.Worker) string {
 	desc := string(w.Role)
 	if d.Policy != nil && d.Policy.Domain != "" {
 		v := w.Domain.Effective()

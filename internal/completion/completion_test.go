@@ -18,7 +18,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // env is the shared control plane of the live tests (completion_live_test.go).
@@ -77,8 +77,8 @@ func probe(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().String("deployment", "", "dgd")
 	cmd.Flags().StringSlice("domain-down", nil, "KEY=VALUE")
 	_ = cmd.RegisterFlagCompletionFunc("exclude-worker", completion.Pods(f, completion.Arg(0)))
-	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), inspect.RolePrefill))
-	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Flag("deployment"), inspect.RoleDecode))
+	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), model.RolePrefill))
+	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Flag("deployment"), model.RoleDecode))
 	_ = cmd.RegisterFlagCompletionFunc("domain-down", completion.DomainValues(f, completion.Arg(0)))
 	return cmd
 }

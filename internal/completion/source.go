@@ -14,7 +14,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // Timeout bounds everything one completion reads from the cluster; a shorter
@@ -39,7 +43,7 @@ var gvrNamespaces = schema.GroupVersionResource{Version: "v1", Resource: "namesp
 // read returns the snapshot a completion works on: the --from-file capture when
 // the command line names one, else the cluster. It is filtered to the namespace
 // the command would use and, when target is set, to that deployment.
-func read(cmd *cobra.Command, f *cmdutil.Factory, target string, d depth) (*inspect.Snapshot, error) {
+func read(cmd *cobra.Command, f *cmdutil.Factory, target string, d depth) (*model.Snapshot, error) {
 	if file := fromFile(cmd); file != "" {
 		s, err := readCapture(file)
 		if err != nil {
@@ -63,10 +67,10 @@ func read(cmd *cobra.Command, f *cmdutil.Factory, target string, d depth) (*insp
 			return nil, err
 		}
 	}
-	var b *inspect.Bundle
+	var b *raw.Bundle
 	switch d {
 	case readDeployments:
-		api, err := inspect.NewKubeAPI(cfg)
+		api, err := kube.NewAPI(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -74,13 +78,13 @@ func read(cmd *cobra.Command, f *cmdutil.Factory, target string, d depth) (*insp
 		if err != nil {
 			return nil, err
 		}
-		b = &inspect.Bundle{Objects: objs}
+		b = &raw.Bundle{Objects: objs}
 	default:
 		var names []string
 		if target != "" {
 			names = []string{target}
 		}
-		b, err = inspect.Collect(ctx, inspect.CollectOptions{
+		b, err = source.Collect(ctx, source.CollectOptions{
 			RESTConfig: cfg, Namespace: ns, AllNamespaces: all, Names: names,
 			NoEtcd: true, NoFrontend: true, Now: f.Now,
 		})
@@ -88,7 +92,7 @@ func read(cmd *cobra.Command, f *cmdutil.Factory, target string, d depth) (*insp
 			return nil, err
 		}
 	}
-	s, err := inspect.Build(b)
+	s, err := build.Build(b)
 	if err != nil {
 		return nil, err
 	}
@@ -119,9 +123,9 @@ func live(cmd *cobra.Command, f *cmdutil.Factory) (*rest.Config, context.Context
 
 // listDeployments lists DynamoGraphDeployments at nvidia.com/v1beta1, else at
 // v1alpha1 (older operators), in namespace ns ("" for all).
-func listDeployments(ctx context.Context, api inspect.KubeAPI, ns string) ([]*unstructured.Unstructured, error) {
+func listDeployments(ctx context.Context, api kube.API, ns string) ([]*unstructured.Unstructured, error) {
 	var errs []error
-	for _, gvr := range []schema.GroupVersionResource{inspect.GVRDynamoGraphDeploymentV1beta1, inspect.GVRDynamoGraphDeploymentV1alpha1} {
+	for _, gvr := range []schema.GroupVersionResource{kube.GVRDynamoGraphDeploymentV1beta1, kube.GVRDynamoGraphDeploymentV1alpha1} {
 		list, err := api.List(ctx, gvr, ns, metav1.ListOptions{})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list %s: %w", gvr.GroupVersion(), err))
@@ -141,13 +145,13 @@ func listDeployments(ctx context.Context, api inspect.KubeAPI, ns string) ([]*un
 
 // liveNamespaces lists the namespaces (nil when forbidden) and the deployments
 // in all namespaces (nil when forbidden); the error is set when both failed.
-func liveNamespaces(cmd *cobra.Command, f *cmdutil.Factory) ([]string, []inspect.Deployment, error) {
+func liveNamespaces(cmd *cobra.Command, f *cmdutil.Factory) ([]string, []model.Deployment, error) {
 	cfg, ctx, cancel, err := live(cmd, f)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer cancel()
-	api, err := inspect.NewKubeAPI(cfg)
+	api, err := kube.NewAPI(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,10 +163,10 @@ func liveNamespaces(cmd *cobra.Command, f *cmdutil.Factory) ([]string, []inspect
 		}
 		slices.Sort(names)
 	}
-	var deps []inspect.Deployment
+	var deps []model.Deployment
 	objs, dgdErr := listDeployments(ctx, api, "")
 	if dgdErr == nil {
-		s, err := inspect.Build(&inspect.Bundle{Objects: objs})
+		s, err := build.Build(&raw.Bundle{Objects: objs})
 		if err != nil {
 			return names, nil, err
 		}
@@ -176,7 +180,7 @@ func liveNamespaces(cmd *cobra.Command, f *cmdutil.Factory) ([]string, []inspect
 
 // readCapture reads and builds a capture file. Standard input ("-") is not read:
 // a shell completing a command line has nothing to give it.
-func readCapture(file string) (*inspect.Snapshot, error) {
+func readCapture(file string) (*model.Snapshot, error) {
 	if file == "-" {
 		return nil, errors.New("--from-file - (standard input) cannot be read while completing")
 	}
@@ -184,12 +188,12 @@ func readCapture(file string) (*inspect.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inspect.Build(b)
+	return build.Build(b)
 }
 
 // filter keeps the deployments in namespace ns ("" for all) named target ("" for all).
-func filter(s *inspect.Snapshot, ns, target string) {
-	s.Deployments = slices.DeleteFunc(s.Deployments, func(d inspect.Deployment) bool {
+func filter(s *model.Snapshot, ns, target string) {
+	s.Deployments = slices.DeleteFunc(s.Deployments, func(d model.Deployment) bool {
 		return (ns != "" && d.Namespace != ns) || (target != "" && d.Name != target)
 	})
 }

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // ColorMode is the value of --color.

@@ -1,6 +1,6 @@
 package printers
 
-import "github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+import "github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 
 // Bold wraps s in bold; use only when colour is enabled. Like every colour of
 // the plugin it is a termsafe marker, which only the output boundary turns into

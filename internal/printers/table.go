@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // Column describes one table column. Wide columns appear only with -o wide, as

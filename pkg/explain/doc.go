@@ -1,5 +1,5 @@
 // Package explain is the dry run behind `kubectl dynamo explain-route` and the
-// dashboard's route explorer: it turns an inspect snapshot of one deployment
+// dashboard's route explorer: it turns a model snapshot of one deployment
 // and a request (token ids, LoRA, cache namespace, routing constraints) into
 // the routing core's inputs, runs pkg/routecore's disaggregated flow (prefill
 // selection, KV-transfer derivation, decode selection, conditional
@@ -14,6 +14,6 @@
 // KV events → the radix index, worker-set router_config → the per-leg
 // configs) and what-ifs (excluded workers, domains down, pinned prefill,
 // knob and enforcement overrides) onto them. It performs no I/O: callers
-// read the cluster, a capture, the frontend or an indexer (pkg/inspect) and
+// read the cluster, a capture, the frontend or an indexer (pkg/source) and
 // pass the results in.
 package explain

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -46,15 +47,15 @@ func Explain(in Input) (*Explanation, error) {
 
 // member is one routable instance and the pod it belongs to.
 type member struct {
-	pod  *inspect.Worker
-	inst *inspect.Instance
-	role inspect.Role
+	pod  *model.Worker
+	inst *model.Instance
+	role model.Role
 }
 
 type explainer struct {
 	in  Input
 	x   *Explanation
-	dep *inspect.Deployment
+	dep *model.Deployment
 
 	cfg, pcfg routecore.KvRouterConfig
 	mode      routecore.RouterMode
@@ -65,7 +66,7 @@ type explainer struct {
 	thresholds     routecore.BusyThresholds
 	// thresholdsSource says where the thresholds come from.
 	thresholdsSource string
-	policy           *inspect.TransferPolicy
+	policy           *model.TransferPolicy
 
 	prefill, decode []routecore.Worker
 	byID            map[routecore.WorkerID]*member
@@ -83,6 +84,21 @@ type explainer struct {
 	sita        map[string]routecore.SitaBand
 	userAllowed []routecore.WorkerID
 	mayDiffer   []Divergence
+
+	// rd is how Dynamo treats the deployment at its release (pkg/behavior);
+	// ready is the frontend's readiness over the routable pools (after the
+	// what-ifs).
+	rd    *behavior.Reading
+	ready behavior.Readiness
+}
+
+// overrideFrom names where a worker set's configuration was read when it is
+// not its published card.
+func overrideFrom(o *model.RouterOverride) string {
+	if o.Source == "" || o.Source == "card" {
+		return ""
+	}
+	return " (" + o.Source + ")"
 }
 
 // config resolves the router configuration and applies the knobs.
@@ -94,25 +110,31 @@ func (e *explainer) config() error {
 		e.cfg = routecore.DefaultKvRouterConfig()
 		source = "Dynamo's defaults (no frontend configuration was read)"
 	}
-	prefillComps, decodeComps := map[string]bool{}, map[string]bool{}
-	for _, w := range e.dep.Workers {
-		switch w.Role {
-		case inspect.RolePrefill:
-			prefillComps[w.Component] = true
-		case inspect.RoleDecode, inspect.RoleAggregated:
-			decodeComps[w.Component] = true
-		}
-	}
+	// Each hop's worker-set configuration, as pkg/behavior reads it for the
+	// release (a published router_config; a worker's own router flags on
+	// releases that publish them; before #13197 the prefill hop follows the
+	// decode set's). A non-KV override carries no KV configuration.
 	var prefillOverride *routecore.KvRouterConfig
-	for _, o := range r.WorkerSetOverrides {
-		switch {
-		case prefillComps[o.Component]:
-			c := o.Config
-			prefillOverride = &c
-			source += "; prefill router_config from component " + o.Component
-		case decodeComps[o.Component]:
-			e.cfg = o.Config
-			source += "; decode router_config from component " + o.Component
+	po, do := e.hopOverrides()
+	if do != nil && do.Config != (routecore.KvRouterConfig{}) {
+		e.cfg = do.Config
+		source += "; decode router_config from component " + do.Component + overrideFrom(do)
+	}
+	if po != nil && po.Config != (routecore.KvRouterConfig{}) {
+		c := po.Config
+		prefillOverride = &c
+		source += "; prefill router_config from component " + po.Component + overrideFrom(po)
+	}
+	if e.in.Options.Knobs.Profile == nil && e.rd.Release.Known {
+		// The routing profile follows the release read (--dynamo-version, or
+		// detected), unless a knob names one.
+		p := e.rd.Release.Release.Profile()
+		e.cfg.Profile = p
+		if prefillOverride != nil {
+			prefillOverride.Profile = p
+		}
+		if p != routecore.ProfileLatest {
+			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("routing profile %s: the selector and hashing of Dynamo %s (%s)", p, e.rd.Release.Version, e.rd.Release.Source))
 		}
 	}
 	k := e.in.Options.Knobs
@@ -236,7 +258,7 @@ func (e *explainer) config() error {
 // the what-ifs and the load sources.
 func (e *explainer) pools() error {
 	o := e.in.Options
-	pods := map[string]*inspect.Worker{}
+	pods := map[string]*model.Worker{}
 	for i := range e.dep.Workers {
 		pods[e.dep.Workers[i].Pod] = &e.dep.Workers[i]
 	}
@@ -274,7 +296,7 @@ func (e *explainer) pools() error {
 		w := &e.dep.Workers[i]
 		inst := routingInstances(w)
 		if len(inst) == 0 {
-			if w.Leader && (w.Role == inspect.RolePrefill || w.Role == inspect.RoleDecode || w.Role == inspect.RoleAggregated) {
+			if w.Leader && (w.Role == model.RolePrefill || w.Role == model.RoleDecode || w.Role == model.RoleAggregated) {
 				if pp := w.Pending; pp != nil {
 					e.exclude(w, w.Role, pendingReason(pp))
 				} else {
@@ -285,7 +307,7 @@ func (e *explainer) pools() error {
 		}
 		for _, in := range inst {
 			role := instanceRole(w, in)
-			if role != inspect.RolePrefill && role != inspect.RoleDecode && role != inspect.RoleAggregated {
+			if role != model.RolePrefill && role != model.RoleDecode && role != model.RoleAggregated {
 				continue
 			}
 			switch {
@@ -299,7 +321,7 @@ func (e *explainer) pools() error {
 				e.exclude(w, role, "pod not ready: the frontend's discovery does not route to it")
 				continue
 			}
-			if errs := inspect.RegistrationErrors(in.Runtime); len(errs) > 0 {
+			if errs := behavior.RegistrationErrors(in.Runtime); len(errs) > 0 {
 				// The same validator as topology's InvalidWorkerTopology finding.
 				e.exclude(w, role, "publishes a runtime config that Dynamo's validator rejects, so it cannot register and the router does not know it: "+strings.Join(errs, "; "))
 				continue
@@ -312,7 +334,7 @@ func (e *explainer) pools() error {
 			rw.EffectiveTaints = rw.Runtime.EffectiveTaints()
 			rw.Loads = e.loadsFor(in, rw.Runtime, loads[w.Pod], o.AssumeIdle)
 			e.byID[in.ID] = &member{pod: w, inst: in, role: role}
-			if role == inspect.RolePrefill {
+			if role == model.RolePrefill {
 				e.prefill = append(e.prefill, rw)
 			} else {
 				e.decode = append(e.decode, rw)
@@ -335,11 +357,11 @@ func (e *explainer) pools() error {
 // routingInstances returns the pod's instances that carry a model card, one
 // per instance id (an instance publishes several endpoints; the card-carrying
 // generate endpoint is preferred).
-func routingInstances(w *inspect.Worker) []*inspect.Instance {
-	var out []*inspect.Instance
+func routingInstances(w *model.Worker) []*model.Instance {
+	var out []*model.Instance
 	for i := range w.Instances {
 		in := &w.Instances[i]
-		j := slices.IndexFunc(out, func(o *inspect.Instance) bool { return o.ID == in.ID })
+		j := slices.IndexFunc(out, func(o *model.Instance) bool { return o.ID == in.ID })
 		switch {
 		case j < 0:
 			out = append(out, in)
@@ -350,7 +372,7 @@ func routingInstances(w *inspect.Worker) []*inspect.Instance {
 	return out
 }
 
-func better(a, b *inspect.Instance) bool {
+func better(a, b *model.Instance) bool {
 	ac, bc := a.BlockSize > 0 || a.Model != "", b.BlockSize > 0 || b.Model != ""
 	if ac != bc {
 		return ac
@@ -358,22 +380,22 @@ func better(a, b *inspect.Instance) bool {
 	return strings.HasSuffix(a.Endpoint, "/generate") && !strings.HasSuffix(b.Endpoint, "/generate")
 }
 
-func instanceRole(w *inspect.Worker, in *inspect.Instance) inspect.Role {
+func instanceRole(w *model.Worker, in *model.Instance) model.Role {
 	switch in.WorkerType {
 	case "prefill":
-		return inspect.RolePrefill
+		return model.RolePrefill
 	case "decode":
-		return inspect.RoleDecode
+		return model.RoleDecode
 	case "aggregated":
-		return inspect.RoleAggregated
+		return model.RoleAggregated
 	}
 	return w.Role
 }
 
 // runtime applies the enforcement what-ifs to a prefill worker's runtime config.
-func (e *explainer) runtime(rc routecore.RuntimeConfig, role inspect.Role) routecore.RuntimeConfig {
+func (e *explainer) runtime(rc routecore.RuntimeConfig, role model.Role) routecore.RuntimeConfig {
 	k := e.in.Options.Knobs
-	if role != inspect.RolePrefill || (k.Enforcement == nil && k.PreferredWeight == nil) {
+	if role != model.RolePrefill || (k.Enforcement == nil && k.PreferredWeight == nil) {
 		return rc
 	}
 	if k.Enforcement != nil {
@@ -405,10 +427,10 @@ func (e *explainer) runtime(rc routecore.RuntimeConfig, role inspect.Role) route
 
 // loadsFor builds a worker's per-rank loads from the observed load, --assume-idle
 // and --load.
-func (e *explainer) loadsFor(in *inspect.Instance, rc routecore.RuntimeConfig, lo LoadOverride, idle bool) map[uint32]routecore.RankLoad {
+func (e *explainer) loadsFor(in *model.Instance, rc routecore.RuntimeConfig, lo LoadOverride, idle bool) map[uint32]routecore.RankLoad {
 	start, end := rc.DpRange()
 	loads := make(map[uint32]routecore.RankLoad, end-start)
-	observed := map[uint32]inspect.RankLoad{}
+	observed := map[uint32]model.RankLoad{}
 	for _, l := range in.Load {
 		observed[l.DpRank] = l
 	}
@@ -435,7 +457,7 @@ func (e *explainer) loadsFor(in *inspect.Instance, rc routecore.RuntimeConfig, l
 }
 
 // resolvePin turns --prefill POD[:RANK] into a pinned candidate.
-func (e *explainer) resolvePin(s string, pods map[string]*inspect.Worker) (*routecore.WorkerWithDpRank, error) {
+func (e *explainer) resolvePin(s string, pods map[string]*model.Worker) (*routecore.WorkerWithDpRank, error) {
 	pod, rankS, hasRank := strings.Cut(s, ":")
 	w := pods[pod]
 	if w == nil {
@@ -443,7 +465,7 @@ func (e *explainer) resolvePin(s string, pods map[string]*inspect.Worker) (*rout
 	}
 	var m *member
 	for _, mm := range e.byID {
-		if mm.pod == w && mm.role == inspect.RolePrefill {
+		if mm.pod == w && mm.role == model.RolePrefill {
 			if m == nil || mm.inst.ID < m.inst.ID {
 				m = mm
 			}
@@ -473,7 +495,7 @@ func (e *explainer) excludedWhy(pod string) string {
 	return ""
 }
 
-func (e *explainer) exclude(w *inspect.Worker, role inspect.Role, reason string) {
+func (e *explainer) exclude(w *model.Worker, role model.Role, reason string) {
 	if slices.ContainsFunc(e.x.Excluded, func(x Excluded) bool { return x.Worker == w.Pod }) {
 		return
 	}
@@ -482,7 +504,7 @@ func (e *explainer) exclude(w *inspect.Worker, role inspect.Role, reason string)
 
 // inDomain reports whether w is in the domain value dv: dv.Key is the policy's
 // transfer domain, a domain the worker publishes, or a node or pod label key.
-func inDomain(w *inspect.Worker, policy *inspect.TransferPolicy, dv DomainValue) bool {
+func inDomain(w *model.Worker, policy *model.TransferPolicy, dv DomainValue) bool {
 	if policy != nil && dv.Key == policy.Domain && w.Domain.Effective() == dv.Value {
 		return true
 	}
@@ -494,7 +516,7 @@ func inDomain(w *inspect.Worker, policy *inspect.TransferPolicy, dv DomainValue)
 	return w.NodeLabels[dv.Key] == dv.Value || w.PodLabels[dv.Key] == dv.Value
 }
 
-func knownDomainValues(dep *inspect.Deployment, policy *inspect.TransferPolicy, key string) string {
+func knownDomainValues(dep *model.Deployment, policy *model.TransferPolicy, key string) string {
 	seen := map[string]bool{}
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
@@ -524,7 +546,7 @@ func knownDomainValues(dep *inspect.Deployment, policy *inspect.TransferPolicy, 
 	return strings.Join(vals, ", ")
 }
 
-func examplePods(dep *inspect.Deployment) string {
+func examplePods(dep *model.Deployment) string {
 	var names []string
 	for _, w := range dep.Workers {
 		names = append(names, w.Pod)
@@ -660,14 +682,14 @@ func (e *explainer) overlap() {
 
 func (e *explainer) sources() {
 	x := e.x
-	add := func(what, detail string, s *inspect.SourceStatus) {
+	add := func(what, detail string, s *model.SourceStatus) {
 		src := Source{What: what, Detail: detail}
 		if s != nil {
 			src.At = s.At
 		}
 		x.Sources = append(x.Sources, src)
 	}
-	var snapSrc *inspect.SourceStatus
+	var snapSrc *model.SourceStatus
 	if e.in.Snapshot != nil && len(e.in.Snapshot.Sources) > 0 {
 		snapSrc = &e.in.Snapshot.Sources[0]
 	}
@@ -727,6 +749,10 @@ func (e *explainer) route() error {
 	if len(e.prefill) == 0 && e.cfg.RouterTrackActiveBlocks && req.Override.Resolve(e.cfg).AssumeKvReuse {
 		req.AdditionalBlocksRule = routecore.AdditionalBlocksAllNew
 		x.Assumptions = append(x.Assumptions, "none of the request's blocks is assumed shared with in-flight requests (the router's active-sequence ledger is not visible)")
+	}
+	if r := e.refusal(); r != nil {
+		e.refuse(r)
+		return nil
 	}
 	switch kvP, kvD := kvHop(e.pmode, e.pKnown), kvHop(e.dmode, e.dKnown); {
 	case !kvD && (len(e.prefill) == 0 || !kvP):
@@ -910,7 +936,7 @@ func isBoundary(c byte) bool { return c == ' ' || c == '(' || c == '[' || c == '
 
 // pendingReason says why a pod the scheduler has not placed is not a candidate,
 // with the scheduler's reason when it was read (topology's WorkerPodsPending).
-func pendingReason(pp *inspect.PodPending) string {
+func pendingReason(pp *model.PodPending) string {
 	why := "no reason read"
 	if pp.Source != "" {
 		msg := strings.TrimSpace(pp.Message)

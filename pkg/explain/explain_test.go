@@ -12,21 +12,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
-func loadExample(t testing.TB, name string) (*inspect.Bundle, *inspect.Snapshot) {
+func loadExample(t testing.TB, name string) (*raw.Bundle, *model.Snapshot) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "examples", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), name)
+	b, err := capture.Read(bytes.NewReader(data), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.Build(b)
+	s, err := build.Build(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +149,14 @@ func TestExplainEtcdLeaseIDsExact(t *testing.T) {
 }
 
 func TestExplainNoWorkers(t *testing.T) {
-	dep := &inspect.Deployment{Name: "empty", Namespace: "ns"}
+	dep := &model.Deployment{Name: "empty", Namespace: "ns"}
 	x, err := Explain(Input{Deployment: dep, Request: Request{Tokens: []uint32{1, 2, 3}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Verdict.Routable || x.Verdict.Error != "NoEndpoints" || !strings.Contains(x.Verdict.Cause, "no decode worker") {
+	// No worker live: the frontend has dropped the model (every release).
+	if x.Verdict.Routable || x.Verdict.Stage != StageFrontend || x.Verdict.Error != "ModelNotReady" ||
+		!strings.Contains(x.Verdict.Message, "HTTP 404") || !strings.Contains(x.Verdict.Cause, "no worker of the deployment is live") {
 		t.Errorf("verdict %+v", x.Verdict)
 	}
 	if _, err := Explain(Input{Deployment: dep}); !errors.Is(err, ErrInput) {
@@ -160,8 +166,8 @@ func TestExplainNoWorkers(t *testing.T) {
 
 func TestNamesReplacesInstanceIDs(t *testing.T) {
 	e := &explainer{byID: map[routecore.WorkerID]*member{
-		12:  {pod: &inspect.Worker{Pod: "a"}, inst: &inspect.Instance{}},
-		123: {pod: &inspect.Worker{Pod: "b"}, inst: &inspect.Instance{Runtime: routecore.RuntimeConfig{DataParallelSize: 2}}},
+		12:  {pod: &model.Worker{Pod: "a"}, inst: &model.Instance{}},
+		123: {pod: &model.Worker{Pod: "b"}, inst: &model.Instance{Runtime: routecore.RuntimeConfig{DataParallelSize: 2}}},
 	}}
 	for in, want := range map[string]string{
 		"worker 12 and 123":            "worker a and b",
@@ -185,15 +191,16 @@ func TestParseFlagsValues(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// --dynamo-version maps to a routing profile through pkg/behavior.
 	for in, want := range map[string]routecore.Profile{"1.1.0": routecore.ProfileLegacyV1_1, "v0.9": routecore.ProfileLegacyV1_1,
 		"1.2.0": routecore.ProfileLegacyV1_2, "v1.2.7": routecore.ProfileLegacyV1_2, "1.3.0": routecore.ProfileLatest, "legacy-v1.2": routecore.ProfileLegacyV1_2, "2.0": routecore.ProfileLatest, "legacy-tree-size": routecore.ProfileLegacyTreeSize, "pre-clamp": routecore.ProfileLegacyV1_1} {
-		if got, err := ProfileForVersion(in); err != nil || got != want {
-			t.Errorf("ProfileForVersion(%q) = %v, %v; want %v", in, got, err, want)
+		if rel, err := behavior.ParseRelease(in); err != nil || rel.Profile() != want {
+			t.Errorf("ParseRelease(%q).Profile() = %v, %v; want %v", in, rel.Profile(), err, want)
 		}
 	}
 	for _, bad := range []string{"x", "1", "1.x", "-1.2"} {
-		if _, err := ProfileForVersion(bad); err == nil {
-			t.Errorf("ProfileForVersion(%q) accepted", bad)
+		if _, err := behavior.ParseRelease(bad); err == nil {
+			t.Errorf("ParseRelease(%q) accepted", bad)
 		}
 	}
 	if _, err := ParseEnforcement("Preferred"); err != nil {
@@ -228,11 +235,11 @@ func BenchmarkExplainScale(b *testing.B) {
 		}
 		toks = append(toks, v)
 	}
-	bundle, err := inspect.ReadCapture(bytes.NewReader(data), "capture.json")
+	bundle, err := capture.Read(bytes.NewReader(data), "capture.json")
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap, err := inspect.Build(bundle)
+	snap, err := build.Build(bundle)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -241,14 +248,14 @@ func BenchmarkExplainScale(b *testing.B) {
 	in := Input{Snapshot: snap, Deployment: dep, Request: Request{Tokens: toks}, KV: IndexCache(ix, "capture", time.Time{})}
 	b.Run("read-capture", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := inspect.ReadCapture(bytes.NewReader(data), "capture.json"); err != nil {
+			if _, err := capture.Read(bytes.NewReader(data), "capture.json"); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("build-snapshot", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := inspect.Build(bundle); err != nil {
+			if _, err := build.Build(bundle); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -295,16 +302,16 @@ func TestExplainExcludesWorkersThatCannotRegister(t *testing.T) {
 	bad := map[string]string{}
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
-		if len(w.Instances) == 0 || (w.Role != inspect.RolePrefill && w.Role != inspect.RoleDecode) {
+		if len(w.Instances) == 0 || (w.Role != model.RolePrefill && w.Role != model.RoleDecode) {
 			continue
 		}
 		rc := &w.Instances[0].Runtime
 		switch {
-		case w.Role == inspect.RolePrefill && bad["weight"] == "":
+		case w.Role == model.RolePrefill && bad["weight"] == "":
 			two := 2.0
 			rc.KvTransferEnforcement, rc.KvTransferPreferredWeight = routecore.EnforcementPreferred, &two
 			bad["weight"] = w.Pod
-		case w.Role == inspect.RoleDecode && bad["equals"] == "":
+		case w.Role == model.RoleDecode && bad["equals"] == "":
 			for k := range rc.TopologyDomains {
 				rc.TopologyDomains[k] = "us=east"
 			}
@@ -319,7 +326,7 @@ func TestExplainExcludesWorkersThatCannotRegister(t *testing.T) {
 	}
 	for _, rc := range []string{bad["weight"], bad["equals"]} {
 		for i := range dep.Workers {
-			if dep.Workers[i].Pod == rc && len(inspect.RegistrationErrors(dep.Workers[i].Instances[0].Runtime)) == 0 {
+			if dep.Workers[i].Pod == rc && len(behavior.RegistrationErrors(dep.Workers[i].Instances[0].Runtime)) == 0 {
 				t.Fatalf("%s: the validator accepts the broken runtime config", rc)
 			}
 		}
@@ -383,7 +390,7 @@ func TestExplainHugeDataParallelSizeIsBounded(t *testing.T) {
 	var pod string
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
-		if w.Role == inspect.RolePrefill && len(w.Instances) > 0 {
+		if w.Role == model.RolePrefill && len(w.Instances) > 0 {
 			for j := range w.Instances {
 				w.Instances[j].Runtime.DataParallelSize = math.MaxUint32
 			}
@@ -412,16 +419,17 @@ func TestExplainHugeDataParallelSizeIsBounded(t *testing.T) {
 // scheduler has not placed is excluded as Pending with the scheduler's reason,
 // not as a worker that publishes nothing.
 func TestPendingWorkersAreNotCandidates(t *testing.T) {
-	const file = "../inspect/testdata/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending.yaml"
+	// The prefill workers registered; the decode workers cannot be scheduled.
+	const file = "../../test/fixtures/upstream/trtllm-disagg-multinode-v1beta1-zone-required-gen-pending-registered.yaml"
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), file)
+	b, err := capture.Read(bytes.NewReader(data), file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.Build(b)
+	s, err := build.Build(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +440,7 @@ func TestPendingWorkersAreNotCandidates(t *testing.T) {
 	const want = `Pending, not scheduled, Unschedulable "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."; it runs nowhere, so the router does not know it`
 	n := 0
 	for _, e := range x.Excluded {
-		if e.Role == inspect.RoleDecode {
+		if e.Role == model.RoleDecode {
 			n++
 			if e.Reason != want {
 				t.Errorf("%s: %q, want %q", e.Worker, e.Reason, want)
@@ -442,7 +450,7 @@ func TestPendingWorkersAreNotCandidates(t *testing.T) {
 	if n != 2 || x.Verdict.Routable || !strings.Contains(x.Verdict.Cause, "Insufficient nvidia.com/gpu") {
 		t.Errorf("excluded %+v, verdict %+v", x.Excluded, x.Verdict)
 	}
-	if got := pendingReason(&inspect.PodPending{}); got != "Pending, not scheduled, no reason read; it runs nowhere, so the router does not know it" {
+	if got := pendingReason(&model.PodPending{}); got != "Pending, not scheduled, no reason read; it runs nowhere, so the router does not know it" {
 		t.Errorf("no reason: %q", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -67,23 +67,8 @@ type Divergence struct {
 
 // hopOverrides returns the worker sets whose router_config replaces the
 // frontend's for the prefill and for the decode hop (as config() applies them).
-func (e *explainer) hopOverrides() (prefill, decode *inspect.RouterOverride) {
-	roles := map[string]inspect.Role{}
-	for _, w := range e.dep.Workers {
-		if _, ok := roles[w.Component]; !ok || w.Role == inspect.RolePrefill {
-			roles[w.Component] = w.Role
-		}
-	}
-	for i := range e.dep.Router.WorkerSetOverrides {
-		o := &e.dep.Router.WorkerSetOverrides[i]
-		switch roles[o.Component] {
-		case inspect.RolePrefill:
-			prefill = o
-		case inspect.RoleDecode, inspect.RoleAggregated:
-			decode = o
-		}
-	}
-	return prefill, decode
+func (e *explainer) hopOverrides() (prefill, decode *model.RouterOverride) {
+	return e.rd.Prefill.Override, e.rd.Decode.Override
 }
 
 // cardRouterConfig returns the raw router_config a component's workers publish.
@@ -127,7 +112,7 @@ func (e *explainer) hopConfigs() {
 	for _, h := range []struct {
 		hop string
 		cfg routecore.KvRouterConfig
-		o   *inspect.RouterOverride
+		o   *model.RouterOverride
 	}{{routecore.StagePrefill, e.pcfg, po}, {routecore.StageDecode, e.cfg, do}} {
 		if h.hop == routecore.StagePrefill && len(e.prefill) == 0 && po == nil {
 			continue
@@ -325,7 +310,7 @@ func (e *explainer) features() {
 		}
 	}
 	po, do := e.hopOverrides()
-	for _, o := range []*inspect.RouterOverride{po, do} {
+	for _, o := range []*model.RouterOverride{po, do} {
 		if o == nil {
 			continue
 		}

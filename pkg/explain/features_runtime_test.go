@@ -24,7 +24,7 @@ func TestRuntimeStateMayDiffer(t *testing.T) {
 		env     map[string]string // added to the frontend's DYN_* env
 		worker  []string          // appended to every worker's command line
 		router  string            // a prefill worker set's router_config
-		queue   float64           // the frontend's router_queue_threshold as inspect reads it from argv; 0 for none
+		queue   float64           // the frontend's router_queue_threshold as pkg/build reads it from argv; 0 for none
 		feature string            // the mayDiffer feature expected; "" for none
 		hop     string
 		detail  []string // substrings of the detail
@@ -89,7 +89,7 @@ func TestRuntimeStateMayDiffer(t *testing.T) {
 			if tc.router != "" {
 				withPrefillRouterConfig(t, dep, tc.router)
 			}
-			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // withPrefillRouterConfig publishes raw as the router_config of every prefill
-// worker's instances and as the component's override, as pkg/inspect reads it.
-func withPrefillRouterConfig(t *testing.T, dep *inspect.Deployment, raw string) string {
+// worker's instances and as the component's override, as pkg/build reads it.
+func withPrefillRouterConfig(t *testing.T, dep *model.Deployment, raw string) string {
 	t.Helper()
 	doc, err := routecore.DecodeRouterConfigJSON([]byte(raw))
 	if err != nil {
@@ -21,7 +21,7 @@ func withPrefillRouterConfig(t *testing.T, dep *inspect.Deployment, raw string) 
 	comp := ""
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
-		if w.Role != inspect.RolePrefill {
+		if w.Role != model.RolePrefill {
 			continue
 		}
 		comp = w.Component
@@ -32,7 +32,7 @@ func withPrefillRouterConfig(t *testing.T, dep *inspect.Deployment, raw string) 
 	if comp == "" {
 		t.Fatal("no prefill workers")
 	}
-	dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, inspect.RouterOverride{Component: comp, Mode: doc.RouterMode, Config: doc.Config})
+	dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, model.RouterOverride{Component: comp, Mode: doc.RouterMode, Config: doc.Config})
 	return comp
 }
 
@@ -48,7 +48,7 @@ func TestHopConfigsSayWhereValuesComeFrom(t *testing.T) {
 	_, s := loadExample(t, "healthy-three-zone-required.yaml")
 	dep := &s.Deployments[0]
 	comp := withPrefillRouterConfig(t, dep, `{"router_mode":"kv","kv_router_config":{"router_temperature":0.5,"use_kv_events":false}}`)
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestCreditZeroMeansNoIndexer(t *testing.T) {
 	_, s := loadExample(t, "healthy-three-zone-required.yaml")
 	dep := &s.Deployments[0]
 	withPrefillRouterConfig(t, dep, `{"overlap_score_credit":0}`)
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestSitaConfinesThePrefillPick(t *testing.T) {
 	_, s := loadExample(t, "healthy-three-zone-required.yaml")
 	dep := &s.Deployments[0]
 	withPrefillRouterConfig(t, dep, `{"sita_enabled":true,"sita_boundary_1":16,"sita_boundary_2":0,"sita_small_band_share":0.5,"sita_spill_threshold":1.0}`)
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +136,8 @@ func TestMayDifferListsUnmodelledFeatures(t *testing.T) {
 	f := dep.Frontends[0]
 	f.Env = map[string]string{"DYN_ROUTER_DECODE_POLICY": "soft-pin"}
 	f.Ready = true
-	dep.Frontends = []inspect.Frontend{f, f}
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}})
+	dep.Frontends = []model.Frontend{f, f}
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t), Tokenizer: "test"}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // Input is everything one dry run reads. Snapshot and Deployment come from
-// pkg/inspect (live or a capture); Request, KV and Options from the user.
+// pkg/build (live or a capture); Request, KV and Options from the user.
 type Input struct {
-	Snapshot   *inspect.Snapshot
-	Deployment *inspect.Deployment
+	Snapshot   *model.Snapshot
+	Deployment *model.Deployment
 	Request    Request
 	KV         KVCache
 	Options    Options
@@ -202,6 +202,10 @@ type Options struct {
 	// BlockSize is used when no worker card publishes kv_cache_block_size; a
 	// value that contradicts the cards is an error.
 	BlockSize int
+	// DynamoVersion overrides the Dynamo release the deployment is read at
+	// (--dynamo-version); "" detects it (pkg/behavior). The routing profile,
+	// each hop's mode and the frontend's readiness follow it.
+	DynamoVersion string
 }
 
 // ErrInput marks errors caused by the user's input (flags, names, tokens).
@@ -221,32 +225,4 @@ func (e *InputError) Is(target error) bool { return target == ErrInput }
 
 func inputErr(hint, format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...), Hint: hint}
-}
-
-// ProfileForVersion maps --dynamo-version to a compatibility profile: a profile
-// name, or a release such as 1.1.0 (releases before 1.2 use the pre-clamp
-// selector; 1.2 and later the latest one).
-func ProfileForVersion(s string) (routecore.Profile, error) {
-	if p, err := routecore.ParseProfile(s); err == nil {
-		return p, nil
-	}
-	v := strings.TrimPrefix(strings.TrimSpace(s), "v")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return "", fmt.Errorf("%q is neither a Dynamo version (e.g. 1.1.0) nor a profile", s)
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(strings.SplitN(parts[1], "-", 2)[0])
-	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
-		return "", fmt.Errorf("%q is neither a Dynamo version (e.g. 1.1.0) nor a profile", s)
-	}
-	switch {
-	case major < 1 || (major == 1 && minor < 2):
-		return routecore.ProfileLegacyV1_1, nil
-	case major == 1 && minor == 2:
-		// 1.2.0 (2026-06-02) predates #10328 (2026-06-04): the latest
-		// selector, multimodal blocks hashed with their mm_hashes appended.
-		return routecore.ProfileLegacyV1_2, nil
-	}
-	return routecore.ProfileLatest, nil
 }

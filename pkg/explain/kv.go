@@ -5,7 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -54,7 +55,7 @@ func IndexEvents(sets []EventSet, blockSize int) (*routecore.Index, []string) {
 }
 
 // BundleEventSets returns the capture's KvEvents for one deployment.
-func BundleEventSets(b *inspect.Bundle, dep *inspect.Deployment) []EventSet {
+func BundleEventSets(b *raw.Bundle, dep *model.Deployment) []EventSet {
 	var out []EventSet
 	for i, kv := range b.KvEvents {
 		if kv.Namespace != dep.Namespace || kv.Deployment != dep.Name {
@@ -89,7 +90,7 @@ type IndexAhead struct {
 
 // StartIndexAhead starts indexing when every KvEvents item of b belongs to one
 // deployment (the common case); it returns nil otherwise.
-func StartIndexAhead(b *inspect.Bundle) *IndexAhead {
+func StartIndexAhead(b *raw.Bundle) *IndexAhead {
 	if b == nil || len(b.KvEvents) == 0 {
 		return nil
 	}
@@ -106,14 +107,14 @@ func StartIndexAhead(b *inspect.Bundle) *IndexAhead {
 	if len(a.sizes) > 1 {
 		return nil // which sets are used depends on the deployment's block size
 	}
-	sets = BundleEventSets(b, &inspect.Deployment{Namespace: a.ns, Name: a.name})
+	sets = BundleEventSets(b, &model.Deployment{Namespace: a.ns, Name: a.name})
 	a.wg.Go(func() { a.ix, a.notes = IndexEvents(sets, 0) })
 	return a
 }
 
 // Take returns the index of dep's events at blockSize: the one built ahead when
 // it is the same, else a new one.
-func (a *IndexAhead) Take(sets []EventSet, dep *inspect.Deployment, blockSize int) (*routecore.Index, []string) {
+func (a *IndexAhead) Take(sets []EventSet, dep *model.Deployment, blockSize int) (*routecore.Index, []string) {
 	if a != nil && dep.Namespace == a.ns && dep.Name == a.name && (blockSize <= 0 || len(a.sizes) == 0 || a.sizes[blockSize]) {
 		a.wg.Wait()
 		return a.ix, a.notes

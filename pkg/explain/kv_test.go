@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -22,8 +23,8 @@ func kvStore(worker uint64, blocks ...uint64) routecore.RouterEvent {
 // builds whenever the deployment's block size would not drop a set, and is
 // rebuilt when it would; a capture with several deployments is not indexed ahead.
 func TestIndexAhead(t *testing.T) {
-	dep := &inspect.Deployment{Namespace: "ns", Name: "d"}
-	b := &inspect.Bundle{KvEvents: []inspect.KvEvents{
+	dep := &model.Deployment{Namespace: "ns", Name: "d"}
+	b := &raw.Bundle{KvEvents: []raw.KvEvents{
 		{Namespace: "ns", Deployment: "d", BlockSize: 16, Source: "a", Events: []routecore.RouterEvent{kvStore(1, 1, 2, 3), kvStore(2, 1, 2)}},
 		{Namespace: "ns", Deployment: "d", Source: "b", Events: []routecore.RouterEvent{kvStore(3, 1)}},
 	}}
@@ -53,16 +54,16 @@ func TestIndexAhead(t *testing.T) {
 	}
 	// Another deployment's Take builds its own.
 	a := StartIndexAhead(b)
-	other := &inspect.Deployment{Namespace: "ns", Name: "e"}
+	other := &model.Deployment{Namespace: "ns", Name: "e"}
 	ix, _ := a.Take(BundleEventSets(b, other), other, 16)
 	a.Wait()
 	if ix == a.ix || ix.BlockCount() != 0 {
 		t.Errorf("another deployment got the ahead index (%d blocks)", ix.BlockCount())
 	}
 	// Two deployments, or two block sizes: nothing ahead; nil is safe to use.
-	two := &inspect.Bundle{KvEvents: append(append([]inspect.KvEvents{}, b.KvEvents...), inspect.KvEvents{Namespace: "ns", Deployment: "e"})}
-	sizes := &inspect.Bundle{KvEvents: append(append([]inspect.KvEvents{}, b.KvEvents...), inspect.KvEvents{Namespace: "ns", Deployment: "d", BlockSize: 32})}
-	for _, bb := range []*inspect.Bundle{two, sizes, {}, nil} {
+	two := &raw.Bundle{KvEvents: append(append([]raw.KvEvents{}, b.KvEvents...), raw.KvEvents{Namespace: "ns", Deployment: "e"})}
+	sizes := &raw.Bundle{KvEvents: append(append([]raw.KvEvents{}, b.KvEvents...), raw.KvEvents{Namespace: "ns", Deployment: "d", BlockSize: 32})}
+	for _, bb := range []*raw.Bundle{two, sizes, {}, nil} {
 		if a := StartIndexAhead(bb); a != nil {
 			t.Errorf("indexed ahead: %+v", bb)
 		}

@@ -7,31 +7,38 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // mixedDeployment is the prefill-only-zone example with the frontend in
 // frontendMode and the named worker sets publishing their own router mode in
 // their router_config (as since Dynamo #13192).
-func mixedDeployment(t *testing.T, frontendMode string, sets map[string]string) (*inspect.Snapshot, *inspect.Deployment) {
+// perHop is a release with per-hop router configurations: a worker set's
+// router_config routes its own hop (#13197, Dynamo 1.4; before, the prefill
+// hop followed the decode set's).
+const perHop = "1.4.0"
+
+func mixedDeployment(t *testing.T, frontendMode string, sets map[string]string) (*model.Snapshot, *model.Deployment) {
 	t.Helper()
 	data, err := os.ReadFile("../../examples/prefill-only-zone-required.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), "prefill-only")
+	b, err := capture.Read(bytes.NewReader(data), "prefill-only")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.Build(b)
+	s, err := build.Build(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dep := &s.Deployments[0]
 	dep.Router.Mode, dep.Router.ModeSource = frontendMode, "frontend args"
 	for comp, mode := range sets {
-		dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, inspect.RouterOverride{Component: comp, Mode: mode, Config: routecore.DefaultKvRouterConfig()})
+		dep.Router.WorkerSetOverrides = append(dep.Router.WorkerSetOverrides, model.RouterOverride{Component: comp, Mode: mode, Config: routecore.DefaultKvRouterConfig()})
 	}
 	return s, dep
 }
@@ -49,7 +56,7 @@ func TestMixedHopModes(t *testing.T) {
 	t.Run("kv prefill, round-robin decode", func(t *testing.T) {
 		s, dep := mixedDeployment(t, "round-robin", map[string]string{"Prefill": "kv"})
 		for seed := range uint64(8) {
-			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, Options: Options{Seed: seed}})
+			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, Options: Options{Seed: seed, DynamoVersion: perHop}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +86,7 @@ func TestMixedHopModes(t *testing.T) {
 		s, dep := mixedDeployment(t, "round-robin", map[string]string{"Decode": "kv"})
 		fails, picks := 0, map[string]bool{}
 		for seed := range uint64(40) {
-			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, Options: Options{Seed: seed}})
+			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, Options: Options{Seed: seed, DynamoVersion: perHop}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +116,7 @@ func TestMixedHopModes(t *testing.T) {
 	t.Run("what-if replaces every hop", func(t *testing.T) {
 		s, dep := mixedDeployment(t, "round-robin", map[string]string{"Prefill": "kv"})
 		m := routecore.RouterModeRandom
-		x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, Options: Options{Knobs: Knobs{RouterMode: &m}}})
+		x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, Options: Options{Knobs: Knobs{RouterMode: &m}, DynamoVersion: perHop}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +137,7 @@ func TestMixedHopsConditionalDisaggMayDiffer(t *testing.T) {
 	for i := range dep.Router.WorkerSetOverrides {
 		dep.Router.WorkerSetOverrides[i].Config.ConditionalDisaggEnabled = true
 	}
-	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t)}})
+	x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t)}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +150,7 @@ func TestMixedHopsConditionalDisaggMayDiffer(t *testing.T) {
 	}
 	// Without conditional disaggregation nothing is listed.
 	s, dep = mixedDeployment(t, "round-robin", map[string]string{"Decode": "kv"})
-	x, err = Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t)}})
+	x, err = Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: exampleTokens(t)}, Options: Options{DynamoVersion: perHop}})
 	if err != nil {
 		t.Fatal(err)
 	}

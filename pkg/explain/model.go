@@ -3,7 +3,7 @@ package explain
 import (
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -27,6 +27,8 @@ type Explanation struct {
 	Namespace  string `json:"namespace"`
 	// Model is the served model name from the worker cards, when known.
 	Model string `json:"model,omitempty"`
+	// Dynamo is the Dynamo release the dry run follows and how it was told.
+	Dynamo *model.DynamoRelease `json:"dynamo,omitempty"`
 	// Mode is how the request is served: disaggregated, aggregated or bypassed
 	// (conditional disaggregation ran prefill on the decode worker).
 	Mode routecore.DisaggMode `json:"mode"`
@@ -56,9 +58,9 @@ type Explanation struct {
 	Excluded []Excluded `json:"excluded,omitempty"`
 	// Sources say where each input came from; Assumptions what the dry run
 	// assumed where it could not see; Notes carry the collection's notes.
-	Sources     []Source       `json:"sources"`
-	Assumptions []string       `json:"assumptions,omitempty"`
-	Notes       []inspect.Note `json:"notes,omitempty"`
+	Sources     []Source     `json:"sources"`
+	Assumptions []string     `json:"assumptions,omitempty"`
+	Notes       []model.Note `json:"notes,omitempty"`
 }
 
 // RequestInfo is the request as the router sees it.
@@ -134,7 +136,7 @@ type RouterInfo struct {
 	Hops       []HopConfig              `json:"hops,omitempty"`
 	Thresholds routecore.BusyThresholds `json:"thresholds"`
 	// Policy is the DGD's kvTransferPolicy, after --enforcement.
-	Policy *inspect.TransferPolicy `json:"policy,omitempty"`
+	Policy *model.TransferPolicy `json:"policy,omitempty"`
 	// Overrides lists the flags that changed the configuration.
 	Overrides []string `json:"overrides,omitempty"`
 	// Seed is the seed of the draws (ties and sampling); SeedGiven says whether
@@ -293,9 +295,9 @@ type MatrixRow struct {
 
 // Excluded is a worker that was not a routing candidate.
 type Excluded struct {
-	Worker string       `json:"worker"`
-	Role   inspect.Role `json:"role"`
-	Reason string       `json:"reason"`
+	Worker string     `json:"worker"`
+	Role   model.Role `json:"role"`
+	Reason string     `json:"reason"`
 }
 
 // Source says where one input of the dry run came from.

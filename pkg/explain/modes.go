@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -33,33 +34,29 @@ func (e *explainer) routerMode() string {
 	return src
 }
 
-// hopModes resolves each hop's router mode: the frontend's (after the
-// --router-mode what-if, which replaces every hop's), unless the hop's worker
-// set publishes its own router_config with a mode — since Dynamo
-// #13192/#13197 (August 2026) that replaces the frontend's for the hop
-// (lib/llm/src/discovery/watcher.rs reads router_config off the card; the
-// prefill hop follows the prefill set's, before #13197 it followed the
-// decode side's).
+// hopModes resolves each hop's router mode as pkg/behavior reads it for the
+// release: the frontend's, unless the hop's worker set publishes its own
+// router_config with a mode (since Dynamo #13192/#13197; before #13197 the
+// prefill hop followed the decode side's), or — on releases whose workers
+// publish their router flags — passes --router-mode itself. The --router-mode
+// what-if replaces every hop's.
 func (e *explainer) hopModes() {
 	e.pmode, e.pKnown, e.dmode, e.dKnown = e.mode, e.modeKnown, e.mode, e.modeKnown
 	if e.in.Options.Knobs.RouterMode != nil {
 		return
 	}
-	po, do := e.hopOverrides()
 	for _, h := range []struct {
-		o     *inspect.RouterOverride
+		hop   behavior.Hop
 		mode  *routecore.RouterMode
 		known *bool
-	}{{po, &e.pmode, &e.pKnown}, {do, &e.dmode, &e.dKnown}} {
-		if h.o == nil || h.o.Mode == "" {
-			continue
+	}{{e.rd.Prefill, &e.pmode, &e.pKnown}, {e.rd.Decode, &e.dmode, &e.dKnown}} {
+		if o := h.hop.Override; o != nil && o.Mode != "" {
+			if _, err := routecore.ParseRouterMode(o.Mode); err != nil {
+				e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("worker set %s publishes router mode %q, which the frontend does not accept (%v); its hop is modelled in the frontend's mode", o.Component, o.Mode, err))
+				continue
+			}
+			*h.mode, *h.known = h.hop.Mode, h.hop.ModeKnown
 		}
-		m, err := routecore.ParseRouterMode(h.o.Mode)
-		if err != nil {
-			e.x.Assumptions = append(e.x.Assumptions, fmt.Sprintf("worker set %s publishes router mode %q, which the frontend does not accept (%v); its hop is modelled in the frontend's mode", h.o.Component, h.o.Mode, err))
-			continue
-		}
-		*h.mode, *h.known = m, true
 	}
 }
 
@@ -219,7 +216,7 @@ func (e *explainer) modePrefill(rng routecore.Rand, counter *routecore.RoundRobi
 func (e *explainer) resolveDecode(pod string) (routecore.WorkerID, error) {
 	var best *member
 	for _, m := range e.byID {
-		if m.pod.Pod == pod && m.role != inspect.RolePrefill && (best == nil || m.inst.ID < best.inst.ID) {
+		if m.pod.Pod == pod && m.role != model.RolePrefill && (best == nil || m.inst.ID < best.inst.ID) {
 			best = m
 		}
 	}

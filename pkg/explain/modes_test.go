@@ -7,12 +7,14 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // TestTopologyAndExplainAgreeOnRouterMode runs topology's analysis and
-// explain-route on the same captures (every example, the inspect test
+// explain-route on the same captures (every example, the build test
 // captures, and every capture once more with the frontend's --router-mode
 // removed, as in upstream's vllm disagg example) and checks that they name the
 // same router mode, that explain runs the KV cost model exactly when topology
@@ -23,7 +25,7 @@ var routerModeArg = regexp.MustCompile(`(?m)^\s*- --router-mode\n\s*- kv\n`)
 
 func TestTopologyAndExplainAgreeOnRouterMode(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yaml")
-	more, _ := filepath.Glob("../inspect/testdata/captures/*.yaml")
+	more, _ := filepath.Glob("../../test/fixtures/captures/*.yaml")
 	files = append(files, more...)
 	if len(files) < 6 {
 		t.Fatalf("captures: %v", files)
@@ -42,15 +44,15 @@ func TestTopologyAndExplainAgreeOnRouterMode(t *testing.T) {
 		variants := map[string][]byte{"as captured": data, "without --router-mode": stripped}
 		for name, data := range variants {
 			t.Run(filepath.Base(f)+"/"+name, func(t *testing.T) {
-				b, err := inspect.ReadCapture(bytes.NewReader(data), filepath.Base(f))
+				b, err := capture.Read(bytes.NewReader(data), filepath.Base(f))
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := inspect.Build(b)
+				s, err := build.Build(b)
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep := inspect.Analyze(s, inspect.AnalyzeOptions{})
+				rep := analysis.AnalyzeTopology(s, analysis.AnalyzeOptions{})
 				for i := range s.Deployments {
 					dep := &s.Deployments[i]
 					x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks, Tokenizer: "test"}})
@@ -65,7 +67,7 @@ func TestTopologyAndExplainAgreeOnRouterMode(t *testing.T) {
 					}
 					notKV := false
 					for _, fd := range rep.Findings {
-						if fd.ID == inspect.FindingRouterNotKV && fd.Deployment == dep.Name {
+						if fd.ID == analysis.FindingRouterNotKV && fd.Deployment == dep.Name {
 							notKV = true
 						}
 					}

@@ -3,7 +3,8 @@ package explain
 import (
 	"errors"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -38,6 +39,12 @@ func NewPlan(in Input) (*Plan, error) {
 		}
 	}
 	ex := &explainer{in: in, x: x, dep: dep, byID: map[routecore.WorkerID]*member{}}
+	rd, err := behavior.ReadDeployment(in.Snapshot, dep, in.Options.DynamoVersion)
+	if err != nil {
+		return nil, inputErr("Pass a Dynamo version such as 1.3.0, or a profile name.", "--dynamo-version: %v", err)
+	}
+	ex.rd = rd
+	x.Dynamo = rd.Release.Model()
 	if err := ex.config(); err != nil {
 		return nil, err
 	}
@@ -46,6 +53,7 @@ func NewPlan(in Input) (*Plan, error) {
 	}
 	ex.hopModes()
 	ex.hopConfigs()
+	ex.readiness()
 	if err := ex.resolveBlockSize(); err != nil {
 		return nil, err
 	}
@@ -56,6 +64,9 @@ func NewPlan(in Input) (*Plan, error) {
 // wants a dry run's draws (ties, sampling, non-KV picks) to match
 // explain-route's for the same seed draws from it in the same order.
 func SeedRand(seed uint64) routecore.Rand { return routecore.NewRand(seed, seedMix) }
+
+// Dynamo returns the Dynamo release the plan follows and how it was told.
+func (p *Plan) Dynamo() *model.DynamoRelease { return p.e.x.Dynamo }
 
 // Router returns the resolved router configuration (mode, configs, hops,
 // thresholds, policy, seed), as Explanation.Router shows it.
@@ -102,9 +113,9 @@ func (p *Plan) Assumptions() []string { return p.e.x.Assumptions }
 
 // Member is the pod and role behind a routable instance.
 type Member struct {
-	Pod  *inspect.Worker
-	Inst *inspect.Instance
-	Role inspect.Role
+	Pod  *model.Worker
+	Inst *model.Instance
+	Role model.Role
 }
 
 // Member returns the pod behind an instance id (false when unknown).
@@ -156,6 +167,10 @@ type CoreDecision struct {
 	Transfer *routecore.TransferDerivation
 	// Sita is each KV hop's SITA band, when enabled.
 	Sita map[string]routecore.SitaBand
+	// Refused is set when the frontend refuses the request before routing
+	// (the model is not ready at the release read); the other fields are then
+	// empty.
+	Refused *Refusal
 }
 
 // Decide routes one request exactly as Explain does: req is the routing
@@ -165,6 +180,9 @@ type CoreDecision struct {
 // rejects is a decision with an error kind.
 func (p *Plan) Decide(req routecore.Request, rng routecore.Rand, o DecideOptions) (CoreDecision, error) {
 	e := p.e
+	if r := e.refusal(); r != nil {
+		return refusedDecision(r), nil
+	}
 	kvP, kvD := kvHop(e.pmode, e.pKnown), kvHop(e.dmode, e.dKnown)
 	if len(e.prefill) > 0 && kvP != kvD {
 		return e.mixedDecide(req, rng, o.PrefillCounter, o.DecodeCounter)

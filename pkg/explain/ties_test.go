@@ -3,6 +3,7 @@ package explain
 import (
 	"testing"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -46,10 +47,11 @@ func TestLegacyTieGoesToTheSmallestTree(t *testing.T) {
 		version string
 		random  bool
 	}{{"1.1.0", false}, {"latest", true}} {
-		p, err := ProfileForVersion(tc.version)
+		rel, err := behavior.ParseRelease(tc.version)
 		if err != nil {
 			t.Fatal(err)
 		}
+		p := rel.Profile()
 		for seed := range uint64(6) {
 			x, err := Explain(Input{Snapshot: s, Deployment: dep, Request: Request{Tokens: toks}, KV: kv,
 				Options: Options{AssumeIdle: true, Seed: seed, Knobs: Knobs{Profile: &p}}})

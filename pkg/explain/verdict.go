@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -70,16 +70,16 @@ func (e *explainer) verdict(d *routecore.DisaggDecision) {
 		v.Cause, v.Fix = e.transferCause(d.Transfer)
 	case routecore.StagePrefill:
 		v.Error = d.Prefill.ErrorKind
-		v.Cause, v.Fix = e.stageCause("prefill", x.Prefill, inspect.RolePrefill, d.Prefill)
+		v.Cause, v.Fix = e.stageCause("prefill", x.Prefill, model.RolePrefill, d.Prefill)
 	case routecore.StageDecode:
 		v.Error = d.Decode.ErrorKind
 		var te *routecore.DecodeTransferError
 		if errors.As(d.Err, &te) && d.Transfer != nil && d.Transfer.Rule == routecore.TransferRuleRequired {
 			v.Cause, v.Fix = e.requiredCause(d.Transfer.Domain, d.Transfer.Value, x.Decode)
 		} else {
-			role := inspect.RoleDecode
+			role := model.RoleDecode
 			if d.Mode == routecore.DisaggModeAggregated {
-				role = inspect.RoleAggregated
+				role = model.RoleAggregated
 			}
 			v.Cause, v.Fix = e.stageCause("decode", x.Decode, role, d.Decode)
 		}
@@ -133,7 +133,7 @@ type domainCount struct {
 	unpublished []string
 }
 
-func (e *explainer) countDomain(domain, value string, role inspect.Role) domainCount {
+func (e *explainer) countDomain(domain, value string, role model.Role) domainCount {
 	var c domainCount
 	for i := range e.dep.Workers {
 		w := &e.dep.Workers[i]
@@ -160,25 +160,37 @@ func (e *explainer) countDomain(domain, value string, role inspect.Role) domainC
 	return c
 }
 
-func sameRole(a, b inspect.Role) bool {
+func sameRole(a, b model.Role) bool {
 	if a == b {
 		return true
 	}
-	dec := func(r inspect.Role) bool { return r == inspect.RoleDecode || r == inspect.RoleAggregated }
+	dec := func(r model.Role) bool { return r == model.RoleDecode || r == model.RoleAggregated }
 	return dec(a) && dec(b)
 }
 
 // requiredCause explains a decode failure under a required transfer constraint
 // domain=value: which decode workers exist there and why none can take it.
 func (e *explainer) requiredCause(domain, value string, decode *Stage) (cause, fix string) {
-	pre := e.countDomain(domain, value, inspect.RolePrefill)
-	dec := e.countDomain(domain, value, inspect.RoleDecode)
+	pre := e.countDomain(domain, value, model.RolePrefill)
+	dec := e.countDomain(domain, value, model.RoleDecode)
 	where := domain + " " + value
 	alt := "or set spec.experimental.kvTransferPolicy.enforcement: preferred with a preferredWeight so decode may run in another " + domain
 	switch {
 	case dec.total == 0 && len(dec.unpublished) == 0:
 		cause = fmt.Sprintf("%s has %d prefill and 0 decode workers: every request prefilled there needs a decode worker in the same %s", where, pre.total, domain)
 		fix = fmt.Sprintf("add decode capacity in %s (a decode replica scheduled there), %s", where, alt)
+		// Decode workers the scheduler has not placed run nowhere yet: say
+		// why, as topology's domain findings do.
+		var pending []string
+		for _, x := range e.x.Excluded {
+			if sameRole(x.Role, model.RoleDecode) && strings.HasPrefix(x.Reason, "Pending") {
+				pending = append(pending, x.Worker+" ("+x.Reason+")")
+			}
+		}
+		if len(pending) > 0 {
+			cause += "; the decode workers that are not scheduled yet run nowhere: " + strings.Join(pending, "; ")
+			fix = "make the pending decode workers schedulable (kubectl describe pod on them), " + fix
+		}
 	case dec.total == 0:
 		cause = fmt.Sprintf("%s has decode pods (%s) but none publishes topology_domains.%s, so the router cannot place them there", where, strings.Join(dec.unpublished, ", "), domain)
 		fix = fmt.Sprintf("check the topology volume and DYN_* topology env on those pods (kubectl dynamo topology shows the findings) and restart them, %s", alt)
@@ -225,7 +237,7 @@ func (e *explainer) transferCause(t *routecore.TransferDerivation) (cause, fix s
 }
 
 // stageCause explains a selection that found no eligible candidate.
-func (e *explainer) stageCause(leg string, s *Stage, role inspect.Role, d *routecore.Decision) (cause, fix string) {
+func (e *explainer) stageCause(leg string, s *Stage, role model.Role, d *routecore.Decision) (cause, fix string) {
 	total := 0
 	var excluded []string
 	for _, x := range e.x.Excluded {

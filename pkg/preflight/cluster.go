@@ -8,14 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 )
 
 // Cluster is what preflight knows of the cluster: its nodes with their free
 // GPUs, and the Grove topology objects.
 type Cluster struct {
 	// Source says where it came from (kubernetes or capture).
-	Source inspect.SourceStatus
+	Source model.SourceStatus
 	Nodes  []*Node
 	// Topologies are the Grove ClusterTopologyBinding / ClusterTopology objects.
 	Topologies []*unstructured.Unstructured
@@ -27,7 +28,7 @@ type Cluster struct {
 	// PodsKnown is false when the pods could not be read: requested GPUs are
 	// then unknown and counted as zero.
 	PodsKnown bool
-	Notes     []inspect.Note
+	Notes     []model.Note
 }
 
 // Node is a node as the scheduler sees it for GPU pods.
@@ -134,4 +135,12 @@ func (c *Cluster) reset() {
 	for _, n := range c.Nodes {
 		n.planned = 0
 	}
+}
+
+// ClusterFrom builds a Cluster from a live read of the cluster (kube.ReadCluster):
+// NewCluster over its objects, with what the read could not see.
+func ClusterFrom(r *raw.ClusterObjects, exclude []string) *Cluster {
+	c := NewCluster(r.Objects, exclude)
+	c.Source, c.Notes, c.PodsKnown, c.GroveServed, c.TopologiesKnown = r.Source, r.Notes, r.PodsKnown, r.GroveServed, r.TopologiesKnown
+	return c
 }

@@ -2,10 +2,10 @@
 // its components' replicas can land and which values of its KV-transfer domain
 // would end up with prefill but no decode capacity.
 //
-// It reads the same model as pkg/inspect: the DGD is turned into a Snapshot by
-// inspect.Build (its kvTransferPolicy, Grove topology object and router mode),
+// It reads the same model as topology (pkg/model): the DGD is turned into a Snapshot by
+// build.Build (its kvTransferPolicy, Grove topology object and router mode),
 // and each component is rendered once as the pod the operator would create, so
-// that inspect decides its role from the same signals topology uses (component
+// that pkg/build decides its role from the same signals topology uses (component
 // type and sub-component type labels, engine args, component name). What is new
 // here is the scheduling side: nodeSelector, required node affinity, tolerations
 // against taints, nvidia.com/gpu requests against allocatable minus what running

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // TestLiveReadCluster runs the prediction against a real API server: nodes
@@ -58,14 +58,15 @@ func TestLiveReadCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := inspect.NewKubeAPI(cfg)
+	api, err := kube.NewAPI(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := preflight.ReadCluster(ctx, api, "live", time.Now(), nil)
+	r, err := kube.ReadCluster(ctx, api, "live", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	cl := preflight.ClusterFrom(r, nil)
 	if len(cl.Nodes) != 6 || !cl.GroveServed || !cl.PodsKnown || len(cl.Topologies) != 1 {
 		t.Fatalf("nodes %d grove %v pods %v topologies %d notes %v", len(cl.Nodes), cl.GroveServed, cl.PodsKnown, len(cl.Topologies), cl.Notes)
 	}

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // place decides, for every component, the nodes its pods may run on and the
@@ -41,7 +42,7 @@ func (c *checker) place() {
 			for _, r := range slices.Sorted(maps.Keys(reasons)) {
 				rs = append(rs, fmt.Sprintf("%d: %s", reasons[r], r))
 			}
-			c.add(FindingReplicasUnschedulable, inspect.SeverityError, Certain, "",
+			c.add(FindingReplicasUnschedulable, model.SeverityError, Certain, "",
 				fmt.Sprintf("component %s: none of the %d nodes can run its pods (%s): all %s stay Pending", k.name, len(c.cl.Nodes), strings.Join(rs, ", "), plural(int64(k.replicas), "replica", "replicas")),
 				"fix the component's nodeSelector, affinity or tolerations, or its nvidia.com/gpu request", c.dgdObject())
 			continue
@@ -65,7 +66,7 @@ func (c *checker) place() {
 			if dom != "" {
 				where = fmt.Sprintf("in %s %s", c.policy.Domain, dom)
 			}
-			c.add(FindingReplicasUnschedulable, inspect.SeverityError, Certain, dom,
+			c.add(FindingReplicasUnschedulable, model.SeverityError, Certain, dom,
 				fmt.Sprintf("component %s: %d of %d replicas fit: each pod requests %s %s, and the %s it may use %s have %d free (allocatable minus what running pods request): the rest stay Pending",
 					k.name, fit, k.replicas, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), replicaShape(k), plural(int64(len(el)), "node", "nodes"), where, free),
 				"lower the component's replicas or GPUs, widen its node constraints, or add GPU nodes there", c.dgdObject())
@@ -82,9 +83,9 @@ func (c *checker) place() {
 				best = max(best, fitAlone(&component{nodes: k.nodes, gpus: k.gpus, replicas: 1}, in))
 			}
 			if best == 0 {
-				sev, what := inspect.SeverityWarning, fmt.Sprintf("so the scheduler spreads a replica's pods over several values of %s: the router sees only the leader's value, and the KV transfers of the other nodes' ranks cross the domain", c.policy.Domain)
+				sev, what := model.SeverityWarning, fmt.Sprintf("so the scheduler spreads a replica's pods over several values of %s: the router sees only the leader's value, and the KV transfers of the other nodes' ranks cross the domain", c.policy.Domain)
 				if c.packsDomain(k.packDomain) || c.packsDomain(c.dr.PackDomain) {
-					sev, what = inspect.SeverityError, "and the component's packDomain requires one: its replicas stay Pending"
+					sev, what = model.SeverityError, "and the component's packDomain requires one: its replicas stay Pending"
 				}
 				c.add(FindingMultinodeReplicaExceedsDomain, sev, Certain, "",
 					fmt.Sprintf("component %s: one replica needs %d nodes with %s free each, and no %s has that room on the nodes it may use, %s", k.name, k.nodes, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), c.policy.Domain, what),
@@ -165,7 +166,7 @@ func (c *checker) placeTogether() {
 		c.dr.Components[i].Fits = &f
 	}
 	if len(short) > 0 {
-		c.add(FindingReplicasUnschedulable, inspect.SeverityWarning, Possible, "",
+		c.add(FindingReplicasUnschedulable, model.SeverityWarning, Possible, "",
 			fmt.Sprintf("each component fits alone, but not all together on the free GPUs of the nodes they share: placed one after the other, %s fit", strings.Join(short, ", ")),
 			"add GPU nodes or lower replicas; the scheduler may place them differently, but the GPUs requested exceed what those nodes have free", c.dgdObject())
 	}
@@ -191,7 +192,7 @@ func (c *checker) placeTogether() {
 			}
 		}
 		if need > best {
-			c.add(FindingReplicasUnschedulable, inspect.SeverityError, Certain, "",
+			c.add(FindingReplicasUnschedulable, model.SeverityError, Certain, "",
 				fmt.Sprintf("spec.topologyConstraint.packDomain %s puts every pod of the deployment in one %s, and they request %d nvidia.com/gpu; the %s with the most room (%s) has %d free: the deployment stays Pending", pd, pd, need, pd, noneIfEmpty(bestVal), best),
 				"pack at a broader domain, or lower replicas", c.dgdObject())
 		}
@@ -291,14 +292,14 @@ func (c *checker) checkDomainLabel() {
 		}
 	}
 	if with == 0 {
-		c.add(FindingDomainLabelMissing, inspect.SeverityError, Certain, "",
+		c.add(FindingDomainLabelMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("no node carries the label %s that kvTransferPolicy reads for %s: the operator cannot copy a value to any worker pod, so every worker waits for /etc/dynamo/topology/%s and exits after 30 s", c.nodeKey, c.policy.Domain, c.policy.Domain),
 			fmt.Sprintf("label the GPU nodes (kubectl label node NODE %s=VALUE), or fix the policy's labelKey / topology level", c.nodeKey), c.dgdObject())
 		c.policy = nil
 		return
 	}
 	for _, k := range c.comps {
-		if role, _ := c.role(k); role != inspect.RolePrefill && role != inspect.RoleDecode && role != inspect.RoleAggregated {
+		if role, _ := c.role(k); role != model.RolePrefill && role != model.RoleDecode && role != model.RoleAggregated {
 			continue
 		}
 		var without []string
@@ -308,7 +309,7 @@ func (c *checker) checkDomainLabel() {
 			}
 		}
 		if len(without) > 0 && k.replicas > 0 {
-			c.add(FindingDomainLabelMissing, inspect.SeverityWarning, Possible, "",
+			c.add(FindingDomainLabelMissing, model.SeverityWarning, Possible, "",
 				fmt.Sprintf("component %s may be scheduled on %s without the label %s (%s): a worker there gets no %s value (TopologyLabelMissing) and exits after 30 s", k.name, plural(int64(len(without)), "node", "nodes"), c.nodeKey, list(without), c.policy.Domain),
 				fmt.Sprintf("add node affinity %s Exists to the component, or label those nodes", c.nodeKey), c.dgdObject())
 		}
@@ -341,13 +342,13 @@ func (c *checker) domains() {
 	universe := map[string]bool{}
 	for i, k := range c.comps {
 		role, _ := c.role(k)
-		if role != inspect.RolePrefill && role != inspect.RoleDecode || k.replicas == 0 {
+		if role != model.RolePrefill && role != model.RoleDecode || k.replicas == 0 {
 			continue
 		}
 		vals, anyValue := c.componentValues(k)
 		c.dr.Components[i].Domains, c.dr.Components[i].AnyDomain = vals, anyValue
 		rc := roleComp{k, vals, anyValue}
-		if role == inspect.RolePrefill {
+		if role == model.RolePrefill {
 			prefill = append(prefill, rc)
 		} else {
 			decode = append(decode, rc)
@@ -369,9 +370,9 @@ func (c *checker) domains() {
 	pol := c.policy
 	dom := pol.Domain
 	required := pol.Enforcement != "preferred"
-	sev := inspect.SeverityWarning
+	sev := model.SeverityWarning
 	if required {
-		sev = inspect.SeverityError
+		sev = model.SeverityError
 	}
 	coLocated := c.packsDomain(c.dr.PackDomain)
 	may := func(rs []roleComp, v string) (names []string, certain bool) {
@@ -431,14 +432,14 @@ func (c *checker) domains() {
 			if required {
 				router = "under required enforcement every request prefilled there fails with NoEndpoints"
 			}
-			c.add(inspect.FindingPrefillDomainWithoutDecode, sev, cert, v,
+			c.add(analysis.FindingPrefillDomainWithoutDecode, sev, cert, v,
 				fmt.Sprintf("%s %s: prefill (%s) %s there and %s: %s", dom, v, strings.Join(pn, ", "), how, what, router),
 				fmt.Sprintf("add a decode component pinned to %s=%s (node affinity on %s) or keep prefill out of it; or set kvTransferPolicy.enforcement: preferred with a preferredWeight", dom, v, c.nodeKey),
 				c.dgdObject())
 		case len(pn) > 0 && !dc:
 			uncertain = append(uncertain, v)
 		case len(dn) > 0 && len(pn) == 0 && dc:
-			c.add(inspect.FindingDecodeDomainWithoutPrefill, inspect.SeverityWarning, Certain, v,
+			c.add(analysis.FindingDecodeDomainWithoutPrefill, model.SeverityWarning, Certain, v,
 				fmt.Sprintf("%s %s: decode (%s) lands there and no prefill component can: under required enforcement those decode workers get no request, under preferred only cross-domain ones", dom, v, strings.Join(dn, ", ")),
 				fmt.Sprintf("add prefill capacity in %s=%s, or move the decode replicas to values that have prefill", dom, v), c.dgdObject())
 		}
@@ -447,7 +448,7 @@ func (c *checker) domains() {
 	// does not name.
 	if !coLocated && (anyP && !anyD || anyP && anyD && len(values) != 1 || len(uncertain) > 0) {
 		if anyP && !anyD && len(decode) > 0 {
-			c.add(inspect.FindingPrefillDomainWithoutDecode, sev, Possible, "",
+			c.add(analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
 				fmt.Sprintf("prefill may land in any %s while decode is pinned to %s: a %s with prefill and no decode fails requests under required enforcement", dom, list(c.decodeValues(decode)), dom),
 				fmt.Sprintf("pin prefill to the same values of %s as decode (node affinity), or add decode in every %s", c.nodeKey, dom), c.dgdObject())
 			return
@@ -456,9 +457,9 @@ func (c *checker) domains() {
 			return
 		}
 		if !required {
-			sev = inspect.SeverityInfo
+			sev = model.SeverityInfo
 		} else {
-			sev = inspect.SeverityWarning
+			sev = model.SeverityWarning
 		}
 		scope := fmt.Sprintf("any of %d values of %s (%s)", len(uncertain), dom, list(uncertain))
 		if c.cl == nil && len(uncertain) == 0 {
@@ -468,13 +469,13 @@ func (c *checker) domains() {
 		if !required {
 			outcome = "requests prefilled there decode across domains"
 		}
-		c.add(inspect.FindingPrefillDomainWithoutDecode, sev, Possible, "",
+		c.add(analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
 			fmt.Sprintf("placement is not constrained per %s: prefill and decode replicas may land in %s, so the scheduler may leave a %s with prefill and no decode replica, where %s", dom, scope, dom, outcome),
 			fmt.Sprintf("pack the deployment into one %s (spec.topologyConstraint.packDomain: %s), or run decode per %s (one decode component per value, pinned with node affinity on %s, replicas >= 1 each)", dom, dom, dom, cmp.Or(c.nodeKey, "the domain label")),
 			c.dgdObject())
 		for i := range c.dr.Domains {
 			if slices.Contains(uncertain, c.dr.Domains[i].Value) {
-				c.dr.Domains[i].Flags = append(c.dr.Domains[i].Flags, inspect.FindingPrefillDomainWithoutDecode)
+				c.dr.Domains[i].Flags = append(c.dr.Domains[i].Flags, analysis.FindingPrefillDomainWithoutDecode)
 			}
 		}
 	}

@@ -8,8 +8,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect/health"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis/health"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // Options are the inputs of Check.
@@ -22,25 +24,28 @@ type Options struct {
 	// Context names the cluster (kubeconfig context or capture file).
 	Context string
 	// Sources and Notes are carried into the report.
-	Sources []inspect.SourceStatus
-	Notes   []inspect.Note
+	Sources []model.SourceStatus
+	Notes   []model.Note
+	// DynamoVersion overrides the Dynamo release the manifests are checked
+	// for (--dynamo-version); "" reads it from their images (pkg/behavior).
+	DynamoVersion string
 }
 
 // Check validates each manifest and, with a cluster, predicts where its
 // replicas can land and which transfer-domain values end up with prefill and
 // no decode. It never fails: whatever cannot be read becomes a finding or a note.
 func Check(o Options) *Report {
-	r := &Report{APIVersion: inspect.ReportAPIVersion, Kind: Kind, Context: o.Context, Sources: o.Sources, Notes: o.Notes,
+	r := &Report{APIVersion: analysis.ReportAPIVersion, Kind: Kind, Context: o.Context, Sources: o.Sources, Notes: o.Notes,
 		Deployments: []DeploymentReport{}, Findings: []Finding{}}
 	if o.Cluster != nil {
 		r.Cluster = o.Cluster.summary()
 		r.Notes = append(r.Notes, o.Cluster.Notes...)
 	} else {
-		r.Notes = append(r.Notes, inspect.Note{Severity: inspect.NoteInfo, Source: "manifest",
+		r.Notes = append(r.Notes, model.Note{Severity: model.NoteInfo, Source: "manifest",
 			Message: "no cluster was read (--no-cluster, or no kubeconfig, and no --nodes-from): only the manifests were validated; node selectors, taints, GPU capacity and domain labels were not checked"})
 	}
 	for _, m := range o.Manifests {
-		dr, fs, notes := checkOne(m, o.Cluster)
+		dr, fs, notes := checkOne(m, o.Cluster, o.DynamoVersion)
 		r.Deployments = append(r.Deployments, dr)
 		r.Findings = append(r.Findings, fs...)
 		r.Notes = append(r.Notes, notes...)
@@ -70,20 +75,24 @@ type checker struct {
 	m        *modelled
 	dr       DeploymentReport
 	findings []Finding
-	notes    []inspect.Note
+	notes    []model.Note
 	// policy is usable for the domain analysis.
-	policy  *inspect.TransferPolicy
+	policy  *model.TransferPolicy
 	nodeKey string
 	// levels of the placement topology object (broadest first), when known.
-	levels []inspect.TopologyLevel
+	levels []model.TopologyLevel
 	// values per component name (nil: any); eligible nodes per component.
 	values   map[string][]string
 	anyValue map[string]bool
 	eligible map[string][]*Node
+	// rd is how Dynamo will treat the deployment once it runs (pkg/behavior),
+	// at dynamoVersion (or the release its images tell).
+	rd            *behavior.Reading
+	dynamoVersion string
 }
 
-func (c *checker) add(id string, sev inspect.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
-	c.findings = append(c.findings, Finding{Finding: inspect.Finding{ID: id, Severity: sev, Deployment: c.u.GetName(), Namespace: c.u.GetNamespace(),
+func (c *checker) add(id string, sev model.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
+	c.findings = append(c.findings, Finding{Finding: model.Finding{ID: id, Severity: sev, Deployment: c.u.GetName(), Namespace: c.u.GetNamespace(),
 		Domain: domain, Message: msg, Hint: hint, Objects: objects}, Certainty: cert})
 }
 
@@ -94,7 +103,7 @@ func (c *checker) dgdObject() string { return "dynamographdeployment/" + c.u.Get
 // running workers, their cards or their loads.
 var manifestHealthIDs = []string{health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced}
 
-// checkRoutingHealth runs topology's routing-health rules (pkg/inspect/health)
+// checkRoutingHealth runs topology's routing-health rules (pkg/analysis/health)
 // over the modelled deployment, with the same ids: a KV router over workers
 // whose args publish no KV events, or KV frontends without replica sync, are
 // caught before the manifest is applied.
@@ -102,7 +111,7 @@ func (c *checker) checkRoutingHealth() {
 	if c.m == nil || c.m.snap == nil {
 		return
 	}
-	for _, f := range health.Findings(c.m.snap) {
+	for _, f := range health.FindingsWith(c.m.snap, health.Options{DynamoVersion: c.dynamoVersion}) {
 		if f.Deployment != c.u.GetName() || f.Namespace != c.u.GetNamespace() || !slices.Contains(manifestHealthIDs, f.ID) {
 			continue
 		}
@@ -110,7 +119,7 @@ func (c *checker) checkRoutingHealth() {
 	}
 }
 
-func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect.Note) {
+func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport, []Finding, []model.Note) {
 	u := man.Object
 	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}}
 	c.dr = DeploymentReport{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Source: man.Source, Components: []ComponentReport{}}
@@ -122,7 +131,7 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect
 	policyBroken := false
 	for _, p := range problems {
 		id := p.id
-		c.add(id, inspect.SeverityError, Certain, "", fmt.Sprintf("%s: %s: the API server or the Dynamo operator's admission webhook rejects the DynamoGraphDeployment", p.path, p.msg),
+		c.add(id, model.SeverityError, Certain, "", fmt.Sprintf("%s: %s: the API server or the Dynamo operator's admission webhook rejects the DynamoGraphDeployment", p.path, p.msg),
 			"fix "+p.path+" in the manifest", c.dgdObject())
 		policyBroken = policyBroken || id == FindingInvalidPolicy
 	}
@@ -130,17 +139,23 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect
 	if cl != nil {
 		topologies = cl.Topologies
 	}
-	m, err := model(u, c.comps, topologies)
+	m, err := buildModel(u, c.comps, topologies)
 	if err != nil || m.dep == nil {
-		c.notes = append(c.notes, inspect.Note{Severity: inspect.NoteWarning, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
+		c.notes = append(c.notes, model.Note{Severity: model.NoteWarning, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
 			Message: fmt.Sprintf("the deployment could not be modelled (%v): roles and the policy are unknown", err)})
 		return c.dr, c.findings, c.notes
 	}
 	c.m = m
 	d := m.dep
 	c.dr.RouterMode = d.Router.Mode
+	rd, err := behavior.ReadPlanned(m.snap, d, dynamoVersion)
+	if err != nil {
+		rd, _ = behavior.ReadPlanned(m.snap, d, "")
+	}
+	c.rd, c.dynamoVersion = rd, dynamoVersion
+	c.dr.Dynamo = rd.Release.Model()
 	if p := d.Policy; p != nil {
-		c.dr.Policy = &inspect.PolicySummary{Domain: p.Domain, Enforcement: string(p.Enforcement), PreferredWeight: p.PreferredWeight,
+		c.dr.Policy = &model.PolicySummary{Domain: p.Domain, Enforcement: string(p.Enforcement), PreferredWeight: p.PreferredWeight,
 			Mode: string(p.Mode), LabelKey: p.LabelKey, ClusterTopologyName: p.ClusterTopologyName}
 		if !policyBroken && p.Domain != "" && p.Mode != "" {
 			c.policy = p
@@ -157,14 +172,15 @@ func checkOne(man Manifest, cl *Cluster) (DeploymentReport, []Finding, []inspect
 		c.checkDomainLabel()
 	}
 	c.checkRouter()
+	c.checkReadiness()
 	if c.policy != nil {
 		c.domains()
 	}
 	return c.dr, c.findings, c.notes
 }
 
-// role is inspect's role for a component ("" for non-workers).
-func (c *checker) role(k *component) (inspect.Role, string) {
+// role is pkg/build's role for a component ("" for non-workers).
+func (c *checker) role(k *component) (model.Role, string) {
 	if w, ok := c.m.roles[strings.ToLower(k.name)]; ok {
 		return w.Role, w.RoleSignal
 	}
@@ -180,8 +196,8 @@ func (c *checker) components() {
 		if role == "" {
 			cr.Role = cmp.Or(k.ctype, "-")
 		}
-		if role == inspect.RoleUnknown {
-			c.add(inspect.FindingWorkerRoleUnknown, inspect.SeverityWarning, Certain, "",
+		if role == model.RoleUnknown {
+			c.add(analysis.FindingWorkerRoleUnknown, model.SeverityWarning, Certain, "",
 				fmt.Sprintf("component %s: its role could not be decided from the component type, sub-component type, --disaggregation-mode arg or name, so it is counted neither as prefill nor as decode", k.name),
 				"give the component type: prefill|decode (v1beta1) or subComponentType, or pass --disaggregation-mode", c.dgdObject())
 		}
@@ -202,14 +218,14 @@ func (c *checker) checkTopologyObjects() {
 	}
 	p := c.m.dep.Policy
 	policyName := ""
-	if p != nil && p.Mode == inspect.PolicyClusterTopologyName {
+	if p != nil && p.Mode == model.PolicyClusterTopologyName {
 		policyName = p.ClusterTopologyName
 	}
 	if c.cl == nil || (placeName == "" && policyName == "") {
 		return
 	}
 	if !c.cl.GroveServed {
-		c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+		c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("the DynamoGraphDeployment names the Grove topology %q but Grove is not installed (neither clustertopologybindings.grove.io nor clustertopologies.grove.io is served): the webhook rejects it", cmp.Or(policyName, placeName)),
 			"install Grove and create the ClusterTopologyBinding, or use kvTransferPolicy.labelKey without topologyConstraint", c.dgdObject())
 		c.policy = nil
@@ -218,16 +234,16 @@ func (c *checker) checkTopologyObjects() {
 	if !c.cl.TopologiesKnown {
 		return
 	}
-	find := func(name string) (string, []inspect.TopologyLevel, bool) {
+	find := func(name string) (string, []model.TopologyLevel, bool) {
 		for _, kind := range []string{"ClusterTopologyBinding", "ClusterTopology"} {
 			for _, t := range c.cl.Topologies {
 				if t.GetKind() == kind && t.GetName() == name {
 					var ls []struct{ Domain, Key string }
 					raw, _, _ := unstructured.NestedFieldNoCopy(t.Object, "spec", "levels")
 					_ = convertAny(raw, &ls)
-					var out []inspect.TopologyLevel
+					var out []model.TopologyLevel
 					for _, l := range ls {
-						out = append(out, inspect.TopologyLevel{Domain: l.Domain, NodeLabelKey: l.Key})
+						out = append(out, model.TopologyLevel{Domain: l.Domain, NodeLabelKey: l.Key})
 					}
 					return kind, out, true
 				}
@@ -235,7 +251,7 @@ func (c *checker) checkTopologyObjects() {
 		}
 		return "", nil, false
 	}
-	domains := func(ls []inspect.TopologyLevel) string {
+	domains := func(ls []model.TopologyLevel) string {
 		var s []string
 		for _, l := range ls {
 			s = append(s, l.Domain)
@@ -246,12 +262,12 @@ func (c *checker) checkTopologyObjects() {
 		kind, ls, ok := find(policyName)
 		switch {
 		case !ok:
-			c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+			c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 				fmt.Sprintf("kvTransferPolicy.clusterTopologyName %q names no ClusterTopologyBinding (or ClusterTopology) in the cluster: the webhook rejects the DynamoGraphDeployment on create (\"references a ClusterTopology resource that was not found\")", policyName),
 				"create the topology object first, or fix clusterTopologyName", c.dgdObject())
 			c.policy = nil
-		case !slices.ContainsFunc(ls, func(l inspect.TopologyLevel) bool { return l.Domain == p.Domain }):
-			c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+		case !slices.ContainsFunc(ls, func(l model.TopologyLevel) bool { return l.Domain == p.Domain }):
+			c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 				fmt.Sprintf("kvTransferPolicy.domain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", p.Domain, kind, policyName, domains(ls)),
 				"use one of the object's domains, or add a level for it", c.dgdObject())
 			c.policy = nil
@@ -262,18 +278,18 @@ func (c *checker) checkTopologyObjects() {
 	}
 	kind, ls, ok := find(placeName)
 	if !ok {
-		c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+		c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("spec.topologyConstraint names the Grove topology %q, which does not exist in the cluster: the webhook rejects the DynamoGraphDeployment on create", placeName),
 			"create the ClusterTopologyBinding first, or fix spec.topologyConstraint.clusterTopologyName", c.dgdObject())
 		return
 	}
 	c.levels = ls
 	index := func(dom string) int {
-		return slices.IndexFunc(ls, func(l inspect.TopologyLevel) bool { return l.Domain == dom })
+		return slices.IndexFunc(ls, func(l model.TopologyLevel) bool { return l.Domain == dom })
 	}
 	specPack := c.dr.PackDomain
 	if specPack != "" && index(specPack) < 0 {
-		c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+		c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("spec.topologyConstraint.packDomain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", specPack, kind, placeName, domains(ls)),
 			"use one of the object's domains", c.dgdObject())
 	}
@@ -283,11 +299,11 @@ func (c *checker) checkTopologyObjects() {
 		}
 		switch i := index(k.packDomain); {
 		case i < 0:
-			c.add(inspect.FindingTopologyObjectMissing, inspect.SeverityError, Certain, "",
+			c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 				fmt.Sprintf("%s.topologyConstraint.packDomain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", k.path, k.packDomain, kind, placeName, domains(ls)),
 				"use one of the object's domains", c.dgdObject())
 		case specPack != "" && index(specPack) >= 0 && i < index(specPack):
-			c.add(FindingInvalidManifest, inspect.SeverityError, Certain, "",
+			c.add(FindingInvalidManifest, model.SeverityError, Certain, "",
 				fmt.Sprintf("%s.topologyConstraint.packDomain %q must be equal to or narrower than the deployment-level domain %q: the webhook rejects the DynamoGraphDeployment", k.path, k.packDomain, specPack),
 				"use a narrower packDomain for the component", c.dgdObject())
 		}
@@ -316,23 +332,56 @@ func (c *checker) packsDomain(dom string) bool {
 	if dom == c.policy.Domain {
 		return true
 	}
-	pi := slices.IndexFunc(c.levels, func(l inspect.TopologyLevel) bool { return l.Domain == c.policy.Domain })
-	di := slices.IndexFunc(c.levels, func(l inspect.TopologyLevel) bool { return l.Domain == dom })
+	pi := slices.IndexFunc(c.levels, func(l model.TopologyLevel) bool { return l.Domain == c.policy.Domain })
+	di := slices.IndexFunc(c.levels, func(l model.TopologyLevel) bool { return l.Domain == dom })
 	return pi >= 0 && di >= pi
 }
 
+// checkRouter: RouterNotKV, from the decode hop's mode as pkg/behavior reads
+// it (the frontend's, or the decode workers' own --router-mode on releases
+// whose workers publish it).
 func (c *checker) checkRouter() {
-	r := c.m.dep.Router
-	if c.m.dep.Policy == nil || r.Mode == "" || r.Mode == "kv" {
+	h := c.rd.Decode
+	if c.m.dep.Policy == nil || h.Constraint != behavior.ConstraintIgnored {
 		return
 	}
-	src := ""
-	if r.ModeSource != "" {
-		src = " (" + r.ModeSource + ")"
+	hint := "run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)"
+	if h.Override != nil {
+		hint = "set the decode component's router mode to kv (" + h.Override.Source + ")"
 	}
-	c.add(inspect.FindingRouterNotKV, inspect.SeverityWarning, Certain, "",
-		fmt.Sprintf("the frontend will route in %s mode%s, not kv: the prefill router still derives the decode constraint from the prefill worker it picks, but the %s decode pick does not read routing constraints, so decode workers are picked without regard to the transfer domain", r.Mode, src, r.Mode),
-		"run the frontend with --router-mode kv (or DYN_ROUTER_MODE=kv)", c.dgdObject())
+	c.add(analysis.FindingRouterNotKV, model.SeverityWarning, Certain, "",
+		fmt.Sprintf("the decode hop will route in %s mode (%s), not kv: the prefill router still derives the decode constraint from the prefill worker it picks, but the %s decode pick does not read routing constraints, so decode workers are picked without regard to the transfer domain", h.Mode, h.ModeSource, h.Mode),
+		hint, c.dgdObject())
+}
+
+// checkReadiness: ModelNotReady (Dynamo 1.3 and later: a deployment with
+// decode workers and no prefill component, or the reverse, is never ready)
+// and DisaggNotActive (earlier releases: decode workers without prefill serve
+// aggregated, or fail under --enforce-disagg).
+func (c *checker) checkReadiness() {
+	r := c.rd.Readiness
+	var need []string
+	for _, m := range r.Missing {
+		need = append(need, string(m))
+	}
+	rel := "the newest Dynamo (release unknown)"
+	if c.rd.Release.Known {
+		rel = "Dynamo " + c.rd.Release.Version
+	}
+	switch {
+	case !r.Ready && r.Era.Key == behavior.EraStrictNeeds && len(need) > 0:
+		c.add(analysis.FindingModelNotReady, model.SeverityError, Certain, "",
+			fmt.Sprintf("the deployment declares no %s component, and its other workers need one: on %s the frontend keeps the model unready and refuses every request with HTTP 503 (%s; rule %s, %s)", strings.Join(need, " or "), rel, r.Reason, behavior.RuleReadiness, r.Era.Range()),
+			fmt.Sprintf("add a %s component; --enforce-disagg no longer changes this (#11160)", strings.Join(need, " and ")), c.dgdObject())
+	case !r.Ready && len(need) > 0:
+		c.add(health.FindingDisaggNotActive, model.SeverityError, Certain, "",
+			fmt.Sprintf("the deployment declares no prefill component and the frontend enforces disaggregation: on %s every request fails (%s)", rel, r.Reason),
+			"add a prefill component, or run the frontend without --enforce-disagg", c.dgdObject())
+	case r.Aggregated:
+		c.add(health.FindingDisaggNotActive, model.SeverityWarning, Certain, "",
+			fmt.Sprintf("the deployment declares decode workers and no prefill component: on %s every request runs aggregated on the decode workers (rule %s, %s)", rel, behavior.RuleReadiness, r.Era.Range()),
+			"add a prefill component, or declare the workers aggregated", c.dgdObject())
+	}
 }
 
 func plural(n int64, one, many string) string {

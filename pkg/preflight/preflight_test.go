@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // clusterYAML: zones a and b with two 8-GPU nodes each, zone c with one 8-GPU
@@ -242,7 +242,7 @@ func TestMultinodeExceedsDomain(t *testing.T) {
 }
 
 // TestUpstreamManifests: every upstream example parses, validates and gets
-// prefill and decode roles from inspect.
+// prefill and decode roles from pkg/build.
 func TestUpstreamManifests(t *testing.T) {
 	dir := "../../internal/cmd/preflight/testdata/upstream/"
 	for _, f := range []string{"vllm-disagg-v1alpha1.yaml", "vllm-disagg-v1beta1.yaml", "sglang-disagg-multinode-v1alpha1.yaml", "trtllm-disagg-multinode-v1beta1.yaml"} {
@@ -251,7 +251,7 @@ func TestUpstreamManifests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := inspect.ParseCapture(data, f)
+			b, err := capture.Parse(data, f)
 			if err != nil {
 				t.Fatal(err)
 			}

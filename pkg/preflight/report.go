@@ -1,15 +1,16 @@
 package preflight
 
 import (
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect/health"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis/health"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // Kind is the kind of the report document.
 const Kind = "PreflightReport"
 
 // Finding ids that only preflight raises (docs/findings.md). The others are
-// inspect's: PrefillDomainWithoutDecode, DecodeDomainWithoutPrefill,
+// topology's: PrefillDomainWithoutDecode, DecodeDomainWithoutPrefill,
 // TopologyObjectMissing, RouterNotKV, WorkerRoleUnknown.
 const (
 	FindingInvalidManifest               = "InvalidManifest"
@@ -22,10 +23,10 @@ const (
 // FindingIDs lists the ids preflight can raise, its own and topology's.
 func FindingIDs() []string {
 	return []string{
-		inspect.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingInvalidManifest,
-		FindingInvalidPolicy, FindingMultinodeReplicaExceedsDomain, inspect.FindingPrefillDomainWithoutDecode,
-		FindingReplicasUnschedulable, inspect.FindingRouterNotKV, inspect.FindingTopologyObjectMissing,
-		inspect.FindingWorkerRoleUnknown, health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced,
+		analysis.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingInvalidManifest,
+		FindingInvalidPolicy, FindingMultinodeReplicaExceedsDomain, analysis.FindingPrefillDomainWithoutDecode,
+		FindingReplicasUnschedulable, analysis.FindingRouterNotKV, analysis.FindingTopologyObjectMissing,
+		analysis.FindingWorkerRoleUnknown, health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced,
 	}
 }
 
@@ -43,14 +44,14 @@ const (
 
 // Report is what `kubectl dynamo preflight` prints (kind PreflightReport).
 type Report struct {
-	APIVersion  string                 `json:"apiVersion"`
-	Kind        string                 `json:"kind"`
-	Context     string                 `json:"context,omitempty"`
-	Sources     []inspect.SourceStatus `json:"sources,omitempty"`
-	Notes       []inspect.Note         `json:"notes,omitempty"`
-	Cluster     *ClusterSummary        `json:"cluster,omitempty"`
-	Deployments []DeploymentReport     `json:"deployments"`
-	Findings    []Finding              `json:"findings"`
+	APIVersion  string               `json:"apiVersion"`
+	Kind        string               `json:"kind"`
+	Context     string               `json:"context,omitempty"`
+	Sources     []model.SourceStatus `json:"sources,omitempty"`
+	Notes       []model.Note         `json:"notes,omitempty"`
+	Cluster     *ClusterSummary      `json:"cluster,omitempty"`
+	Deployments []DeploymentReport   `json:"deployments"`
+	Findings    []Finding            `json:"findings"`
 }
 
 // ClusterSummary describes the nodes the prediction used; absent without a
@@ -74,12 +75,15 @@ type DeploymentReport struct {
 	Namespace  string `json:"namespace"`
 	APIVersion string `json:"apiVersion"`
 	// Source is the manifest file (or "-" for stdin) the DGD came from.
-	Source string                 `json:"source,omitempty"`
-	Policy *inspect.PolicySummary `json:"policy,omitempty"`
+	Source string               `json:"source,omitempty"`
+	Policy *model.PolicySummary `json:"policy,omitempty"`
 	// NodeLabelKey is the node label holding the transfer domain's value, when
 	// known.
 	NodeLabelKey string `json:"nodeLabelKey,omitempty"`
 	RouterMode   string `json:"routerMode,omitempty"`
+	// Dynamo is the Dynamo release the manifest is checked for and how it
+	// was told (its images, or --dynamo-version).
+	Dynamo *model.DynamoRelease `json:"dynamo,omitempty"`
 	// PackDomain is the deployment-level topologyConstraint.packDomain.
 	PackDomain string            `json:"packDomain,omitempty"`
 	Components []ComponentReport `json:"components"`
@@ -92,7 +96,7 @@ type DeploymentReport struct {
 type ComponentReport struct {
 	Name string `json:"name"`
 	Type string `json:"type,omitempty"`
-	// Role and RoleSignal are inspect's decision for the pod the operator would
+	// Role and RoleSignal are pkg/build's decision for the pod the operator would
 	// render.
 	Role       string `json:"role"`
 	RoleSignal string `json:"roleSignal,omitempty"`
@@ -146,6 +150,6 @@ const (
 
 // Finding is a topology finding with its certainty.
 type Finding struct {
-	inspect.Finding
+	model.Finding
 	Certainty Certainty `json:"certainty"`
 }

@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 )
 
 // Pod labels the operator puts on a component's pods (k8s-objects.md §2.1).
@@ -19,20 +21,20 @@ const (
 	labelSubComponentType = "nvidia.com/dynamo-sub-component-type"
 )
 
-// modelled is what inspect makes of a DGD and the pods the operator would
+// modelled is what pkg/build makes of a DGD and the pods the operator would
 // render for it: one pod per component.
 type modelled struct {
-	snap  *inspect.Snapshot
-	dep   *inspect.Deployment
-	roles map[string]inspect.Worker
-	notes []inspect.Note
+	snap  *model.Snapshot
+	dep   *model.Deployment
+	roles map[string]model.Worker
+	notes []model.Note
 }
 
-// model runs inspect.Build over the DGD, one rendered pod per component and the
+// buildModel runs build.Build over the DGD, one rendered pod per component and the
 // cluster's Grove topology objects, so that the policy, the topology object, the
 // router mode and every worker's role are decided by the same code as topology.
-func model(u *unstructured.Unstructured, comps []*component, topologies []*unstructured.Unstructured) (*modelled, error) {
-	b := &inspect.Bundle{Objects: []*unstructured.Unstructured{u}}
+func buildModel(u *unstructured.Unstructured, comps []*component, topologies []*unstructured.Unstructured) (*modelled, error) {
+	b := &raw.Bundle{Objects: []*unstructured.Unstructured{u}}
 	b.Objects = append(b.Objects, topologies...)
 	for _, c := range comps {
 		labels := map[string]string{labelDGD: u.GetName(), labelComponent: c.name}
@@ -57,11 +59,11 @@ func model(u *unstructured.Unstructured, comps []*component, topologies []*unstr
 		}
 		b.Objects = append(b.Objects, &unstructured.Unstructured{Object: m})
 	}
-	snap, err := inspect.Build(b)
+	snap, err := build.Build(b)
 	if err != nil {
 		return nil, err
 	}
-	out := &modelled{snap: snap, roles: map[string]inspect.Worker{}, notes: snap.Notes}
+	out := &modelled{snap: snap, roles: map[string]model.Worker{}, notes: snap.Notes}
 	for i := range snap.Deployments {
 		d := &snap.Deployments[i]
 		if d.Name == u.GetName() && d.Namespace == u.GetNamespace() {

@@ -8,41 +8,41 @@ import (
 	"testing"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
 )
 
 // syntheticDeployment builds a disaggregated deployment of prefill and
 // decode workers spread over zones, with a required zone policy, in the shape
-// pkg/inspect builds from a real cluster (one instance per worker, a card with
+// pkg/build builds from a real cluster (one instance per worker, a card with
 // block size 16 and the worker's zone in its runtime config).
-func syntheticDeployment(prefill, decode int, zones []string) *inspect.Deployment {
-	dep := &inspect.Deployment{
+func syntheticDeployment(prefill, decode int, zones []string) *model.Deployment {
+	dep := &model.Deployment{
 		Name: "bench", Namespace: "sim",
-		Policy: &inspect.TransferPolicy{Domain: "zone", Enforcement: routecore.EnforcementRequired},
-		Router: inspect.RouterInfo{Mode: "kv", ModeSource: "frontend args", Config: routecore.DefaultKvRouterConfig()},
+		Policy: &model.TransferPolicy{Domain: "zone", Enforcement: routecore.EnforcementRequired},
+		Router: model.RouterInfo{Mode: "kv", ModeSource: "frontend args", Config: routecore.DefaultKvRouterConfig()},
 	}
 	id := routecore.WorkerID(1000)
-	add := func(role inspect.Role, i int) {
+	add := func(role model.Role, i int) {
 		zone := zones[i%len(zones)]
 		id++
 		rc := routecore.RuntimeConfig{TopologyDomains: map[string]string{"zone": zone}}
-		if role == inspect.RolePrefill {
+		if role == model.RolePrefill {
 			rc.KvTransferDomain, rc.KvTransferEnforcement = "zone", routecore.EnforcementRequired
 		}
-		dep.Workers = append(dep.Workers, inspect.Worker{
+		dep.Workers = append(dep.Workers, model.Worker{
 			Pod: fmt.Sprintf("bench-%s-%s-%d", role, zone, i), Namespace: "sim", Role: role, Replica: fmt.Sprintf("r-%s-%d", role, i),
 			Leader: true, Ready: true, GPUs: 1,
-			Domain:    inspect.DomainValues{Published: zone},
-			Instances: []inspect.Instance{{ID: id, Endpoint: "sim/worker/generate", Model: "bench", WorkerType: string(role), BlockSize: 16, Runtime: rc}},
+			Domain:    model.DomainValues{Published: zone},
+			Instances: []model.Instance{{ID: id, Endpoint: "sim/worker/generate", Model: "bench", WorkerType: string(role), BlockSize: 16, Runtime: rc}},
 		})
 	}
 	for i := range prefill {
-		add(inspect.RolePrefill, i)
+		add(model.RolePrefill, i)
 	}
 	for i := range decode {
-		add(inspect.RoleDecode, i)
+		add(model.RoleDecode, i)
 	}
 	return dep
 }
@@ -52,12 +52,12 @@ func syntheticDeployment(prefill, decode int, zones []string) *inspect.Deploymen
 // input mean ≈12k tokens, output mean ≈343, 37 % of prompt tokens cacheable).
 const conversationLike = "rate=3.4,isl=1000-23000,osl=100-600,prefix-share=0.37,prefixes=1,requests=12031"
 
-func runBench(b *testing.B, dep *inspect.Deployment, spec string) {
+func runBench(b *testing.B, dep *model.Deployment, spec string) {
 	b.Helper()
 	runBenchEngine(b, dep, spec, DefaultEngine())
 }
 
-func runBenchEngine(b *testing.B, dep *inspect.Deployment, spec string, eng Engine) {
+func runBenchEngine(b *testing.B, dep *model.Deployment, spec string, eng Engine) {
 	b.Helper()
 	b.ReportAllocs()
 	var peak uint64

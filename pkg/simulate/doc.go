@@ -22,5 +22,5 @@
 // histograms, and the time series merges buckets as it grows.
 //
 // The package performs no I/O of its own: the caller opens the trace and
-// passes the snapshot (pkg/inspect) and the starting KV contents in.
+// passes the snapshot (pkg/model) and the starting KV contents in.
 package simulate

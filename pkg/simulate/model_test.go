@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
 )
 
-func run(t *testing.T, dep *inspect.Deployment, eng Engine, reqs []trace.Request, variants ...string) *Report {
+func run(t *testing.T, dep *model.Deployment, eng Engine, reqs []trace.Request, variants ...string) *Report {
 	t.Helper()
 	var vs []Variant
 	for _, s := range variants {
@@ -240,7 +240,7 @@ func TestVariantLeavesTheDeploymentAlone(t *testing.T) {
 		}
 	}
 	added := d2.Workers[len(d2.Workers)-1]
-	if added.Role != inspect.RoleDecode || added.Domain.Effective() != "us-east-1c" || added.Instances[0].Runtime.TopologyDomains["zone"] != "us-east-1c" {
+	if added.Role != model.RoleDecode || added.Domain.Effective() != "us-east-1c" || added.Instances[0].Runtime.TopologyDomains["zone"] != "us-east-1c" {
 		t.Errorf("added worker %+v", added)
 	}
 	if !reflect.DeepEqual(dep.Workers[0].Instances, d2.Workers[0].Instances) {

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -24,6 +25,9 @@ type Report struct {
 	Deployment string `json:"deployment"`
 	Namespace  string `json:"namespace"`
 	Model      string `json:"model,omitempty"`
+	// Dynamo is the Dynamo release the simulation follows (the deployment's,
+	// or --dynamo-version) and how it was told.
+	Dynamo *model.DynamoRelease `json:"dynamo,omitempty"`
 	// DomainKey is the transfer domain the per-domain figures are grouped by
 	// (the DGD's kvTransferPolicy domain, e.g. zone); "" when the deployment
 	// has no topology-aware transfer (one group "-" then).

@@ -14,15 +14,15 @@ import (
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
 )
 
 // Options are one simulation's inputs.
 type Options struct {
-	Snapshot   *inspect.Snapshot
-	Deployment *inspect.Deployment
+	Snapshot   *model.Snapshot
+	Deployment *model.Deployment
 	// Base are explain-route's options every variant starts from (seed, block
 	// size, assume-idle, knob flags).
 	Base explain.Options
@@ -135,6 +135,7 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 		}
 		if i == 0 {
 			r.Model = st.plan.Model()
+			r.Dynamo = st.plan.Dynamo()
 			r.Trace.Requests = st.requests
 			r.Trace.RouterBlockSize = st.plan.BlockSize()
 			r.Trace.DurationMs = st.end
@@ -183,7 +184,7 @@ type unit struct {
 
 type workerStat struct {
 	pod       string
-	role      inspect.Role
+	role      model.Role
 	domain    int
 	synthetic bool
 	picks     int
@@ -389,7 +390,7 @@ func (v Variant) name() string {
 	return v.Spec
 }
 
-func newState(o Options, plan *explain.Plan, dep *inspect.Deployment, v Variant) *state {
+func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *state {
 	s := &state{
 		o: o, plan: plan, eng: o.Engine, bs: plan.BlockSize(), eagle: plan.Eagle(),
 		rng:   explain.SeedRand(o.Base.Seed),
@@ -653,17 +654,17 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 	pre, dec, mode, fstage, fkind, ferr := outcome(d)
 	preDom := -1
 	if pre != nil {
-		if u := s.units[*pre]; u != nil {
+		if u := s.unitOf(*pre); u != nil {
 			preDom = s.workers[u.worker].domain
 		}
 	}
 	if fkind != "" {
 		s.failed(r, fstage, fkind, s.plan.Names(ferr), preDom)
-		if fstage == routecore.StageDecode && pre != nil && s.units[*pre] != nil {
+		if fstage == routecore.StageDecode && pre != nil && s.unitOf(*pre) != nil {
 			// Dynamo's PrefillRouter runs the remote prefill before the decode hop
 			// routes: the prefill work is done (and cached) even though the
 			// request then fails.
-			r.pre = s.units[*pre]
+			r.pre = s.unitOf(*pre)
 			r.wasted = true
 			s.vr.WastedPrefills++
 			s.dPicks(preDom, true)
@@ -676,13 +677,13 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 		}
 		return nil
 	}
-	r.dec = s.units[*dec]
+	r.dec = s.unitOf(*dec)
 	if r.dec == nil {
 		return fmt.Errorf("trace request %d: the router picked %v, which the simulation does not know", r.idx+1, *dec)
 	}
 	serve := r.dec
 	if pre != nil {
-		r.pre = s.units[*pre]
+		r.pre = s.unitOf(*pre)
 		if r.pre == nil {
 			return fmt.Errorf("trace request %d: the router picked %v, which the simulation does not know", r.idx+1, *pre)
 		}
@@ -783,11 +784,33 @@ func (s *state) vrDomain(d int) *DomainResult {
 	return &s.vr.Domains[d]
 }
 
+// unitOf returns the unit a pick lands on. A KV pick names its dp rank; a
+// non-KV pick (round-robin, random, …) names an instance only — the engine's
+// own data-parallel balancer places the request among its ranks, which is not
+// visible — and lands on the instance's first rank (an instance whose ranks
+// do not start at 0, as a vLLM hybrid-LB pod's, included).
+func (s *state) unitOf(k routecore.WorkerWithDpRank) *unit {
+	if u := s.units[k]; u != nil {
+		return u
+	}
+	pos, ok := s.wpos[k.WorkerID]
+	if !ok || k.DpRank != 0 {
+		return nil
+	}
+	start, _ := s.pools[pos[0]][pos[1]].Runtime.DpRange()
+	return s.units[routecore.WorkerWithDpRank{WorkerID: k.WorkerID, DpRank: start}]
+}
+
 // outcome reads a decision: the prefill and decode picks (prefill nil when
 // served on one worker), how it was served, or why it failed. Each hop is
 // read from the non-KV pick when that hop ran one, else from the KV flow
 // (hops may run different modes).
 func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode routecore.DisaggMode, stage, kind, msg string) {
+	if r := d.Refused; r != nil {
+		// The frontend refuses the request before either hop routes: the
+		// model is not ready at the release read (pkg/behavior).
+		return nil, nil, "", explain.StageFrontend, r.Kind, fmt.Sprintf("HTTP %d: %s", r.Status, r.Message)
+	}
 	kd := d.KV
 	id := func(w routecore.WorkerID) *routecore.WorkerWithDpRank {
 		return &routecore.WorkerWithDpRank{WorkerID: w}

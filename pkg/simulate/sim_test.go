@@ -11,24 +11,27 @@ import (
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // example loads an embedded example capture and its one deployment.
-func example(t testing.TB, name string) (*inspect.Snapshot, *inspect.Deployment, *inspect.Bundle) {
+func example(t testing.TB, name string) (*model.Snapshot, *model.Deployment, *raw.Bundle) {
 	t.Helper()
 	data, err := os.ReadFile("../../examples/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), "examples/"+name)
+	b, err := capture.Read(bytes.NewReader(data), "examples/"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := inspect.Build(b)
+	snap, err := build.Build(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +138,9 @@ func TestOneRequestMixedHopModes(t *testing.T) {
 		for seed := range uint64(6) {
 			snap, dep, _ := example(t, "prefill-only-zone-required.yaml")
 			dep.Router.Mode = "round-robin"
-			dep.Router.WorkerSetOverrides = []inspect.RouterOverride{{Component: set, Mode: "kv", Config: routecore.DefaultKvRouterConfig()}}
-			base := explain.Options{Seed: seed, AssumeIdle: true}
+			dep.Router.WorkerSetOverrides = []model.RouterOverride{{Component: set, Mode: "kv", Config: routecore.DefaultKvRouterConfig()}}
+			// 1.4.0: a worker set's own router configuration holds per hop.
+			base := explain.Options{Seed: seed, AssumeIdle: true, DynamoVersion: "1.4.0"}
 			x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Options: base, Request: explain.Request{Tokens: toks}})
 			if err != nil {
 				t.Fatal(err)

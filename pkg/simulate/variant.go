@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -25,6 +26,10 @@ type Variant struct {
 	downValues []string
 	// Add are synthetic workers (decode+N@VALUE, prefill+N@VALUE).
 	Add []AddWorkers
+	// DynamoVersion reads the deployment at another Dynamo release
+	// (dynamo-version=…): its routing profile, each hop's mode and the
+	// frontend's readiness (pkg/behavior).
+	DynamoVersion string
 	// Changes describe each change in words.
 	Changes []string
 }
@@ -32,7 +37,7 @@ type Variant struct {
 // AddWorkers adds Count workers of Role in the domain value Value, cloned
 // from a worker of that role (one in that value when there is one).
 type AddWorkers struct {
-	Role  inspect.Role
+	Role  model.Role
 	Count int
 	Value string
 }
@@ -158,11 +163,13 @@ func ParseVariant(spec string) (Variant, error) {
 			v.Knobs.DecodeActiveRequestWeight = f
 			v.Changes = append(v.Changes, "active-request weight "+val)
 		case "dynamo-version":
-			p, err := explain.ProfileForVersion(val)
+			rel, err := behavior.ParseRelease(val)
 			if err != nil {
 				return v, bad(part, err.Error())
 			}
+			p := rel.Profile()
 			v.Knobs.Profile = &p
+			v.DynamoVersion = val
 			v.Changes = append(v.Changes, "Dynamo "+val)
 		default:
 			return v, bad(part, "has an unknown key")
@@ -183,8 +190,8 @@ func (v Variant) added() int {
 	return n
 }
 
-func cutAdd(part string) (inspect.Role, string, bool) {
-	for _, r := range []inspect.Role{inspect.RoleDecode, inspect.RolePrefill, inspect.RoleAggregated} {
+func cutAdd(part string) (model.Role, string, bool) {
+	for _, r := range []model.Role{model.RoleDecode, model.RolePrefill, model.RoleAggregated} {
 		if rest, ok := strings.CutPrefix(part, string(r)+"+"); ok {
 			return r, rest, true
 		}
@@ -220,9 +227,12 @@ func mergeKnobs(base, v explain.Knobs) explain.Knobs {
 
 // apply returns the deployment with the variant's added workers (a copy;
 // the input is not changed) and explain options with its what-ifs.
-func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.Deployment, explain.Options, error) {
+func (v Variant) apply(dep *model.Deployment, base explain.Options) (*model.Deployment, explain.Options, error) {
 	o := base
 	o.Knobs = mergeKnobs(base.Knobs, v.Knobs)
+	if v.DynamoVersion != "" {
+		o.DynamoVersion = v.DynamoVersion
+	}
 	o.WhatIf.ExcludeWorkers = append(append([]string(nil), base.WhatIf.ExcludeWorkers...), v.ExcludeWorkers...)
 	o.WhatIf.DomainDown = append(append([]explain.DomainValue(nil), base.WhatIf.DomainDown...), v.DomainDown...)
 	for _, val := range v.downValues {
@@ -235,7 +245,7 @@ func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.
 		return dep, o, nil
 	}
 	d := *dep
-	d.Workers = append([]inspect.Worker(nil), dep.Workers...)
+	d.Workers = append([]model.Worker(nil), dep.Workers...)
 	var maxID routecore.WorkerID
 	for _, w := range dep.Workers {
 		for _, in := range w.Instances {
@@ -255,8 +265,8 @@ func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.
 			w := *tpl
 			w.Pod = fmt.Sprintf("sim-%s-%s-%d", a.Role, a.Value, i+1)
 			w.Replica, w.Leader, w.Ready, w.Pending = w.Pod, true, true, nil
-			w.Domain = inspect.DomainValues{Published: a.Value, PublishedDomain: domain, Pod: a.Value}
-			w.Instances = make([]inspect.Instance, 0, 1)
+			w.Domain = model.DomainValues{Published: a.Value, PublishedDomain: domain, Pod: a.Value}
+			w.Instances = make([]model.Instance, 0, 1)
 			for _, in := range tpl.Instances {
 				if in.ID == 0 {
 					continue
@@ -285,8 +295,8 @@ func (v Variant) apply(dep *inspect.Deployment, base explain.Options) (*inspect.
 
 // template picks the worker to clone: a ready worker of the role with an
 // instance, preferring one in the value, then the first by pod name.
-func template(dep *inspect.Deployment, role inspect.Role, value string) *inspect.Worker {
-	var first *inspect.Worker
+func template(dep *model.Deployment, role model.Role, value string) *model.Worker {
+	var first *model.Worker
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
 		if w.Role != role || len(w.Instances) == 0 {

@@ -6,8 +6,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -19,15 +20,15 @@ func scaledData(b *testing.B, n int) *Data {
 	snap := *base.Snapshot
 	dep := snap.Deployments[0]
 	tmpl := dep.Workers
-	dep.Workers = make([]inspect.Worker, 0, n)
+	dep.Workers = make([]model.Worker, 0, n)
 	for i := range n {
 		w := tmpl[i%len(tmpl)]
 		zone := fmt.Sprintf("zone-%02d", i%10)
 		w.Pod = fmt.Sprintf("%s-%04d", w.Pod, i)
 		w.Replica = w.Pod
 		w.Node = fmt.Sprintf("gpu-node-%04d", i)
-		w.Domain = inspect.DomainValues{Published: zone, Pod: zone, Node: zone}
-		w.Instances = append([]inspect.Instance(nil), w.Instances...)
+		w.Domain = model.DomainValues{Published: zone, Pod: zone, Node: zone}
+		w.Instances = append([]model.Instance(nil), w.Instances...)
 		for j := range w.Instances {
 			in := &w.Instances[j]
 			in.ID = routecore.WorkerID(1_000_000 + i)
@@ -37,10 +38,10 @@ func scaledData(b *testing.B, n int) *Data {
 		}
 		dep.Workers = append(dep.Workers, w)
 	}
-	snap.Deployments = []inspect.Deployment{dep}
+	snap.Deployments = []model.Deployment{dep}
 	return &Data{
 		Snapshot: &snap,
-		Report:   inspect.Analyze(&snap, inspect.AnalyzeOptions{}),
+		Report:   analysis.AnalyzeTopology(&snap, analysis.AnalyzeOptions{}),
 		KV:       map[string]explain.KVCache{dep.Key(): {Kind: explain.KVCold, Detail: "cold"}},
 	}
 }
@@ -88,7 +89,7 @@ func BenchmarkDataToFrame(b *testing.B) {
 // event to a redraw, for a deployment of 1,000 workers on the workers tab: the
 // WatchMsg, the reload command (its Load returns prebuilt data here; the live
 // Collect is measured by TestDashboardLiveWatch and the watcher by
-// BenchmarkWatchEventToNotice in pkg/inspect), the DataMsg and the frame.
+// BenchmarkWatchEventToNotice in pkg/source/watch), the DataMsg and the frame.
 func BenchmarkWatchToRedraw(b *testing.B) {
 	d := scaledData(b, 1000)
 	m := New(Options{Initial: d, Now: nowAfter(d),

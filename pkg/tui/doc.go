@@ -1,8 +1,8 @@
 // Package tui is the Bubble Tea dashboard (`kubectl dynamo dashboard`) over the
-// inspect and explain models. It never talks to client-go or etcd itself: data
+// model and explain data. It never talks to client-go or etcd itself: data
 // arrives through an injected Loader that returns a Data (a snapshot, its
-// topology report and the KV-cache contents per deployment), built from an
-// inspect.Bundle by NewData.
+// topology report and the KV-cache contents per deployment), built from a
+// raw.Bundle by NewData.
 //
 // The model follows the Elm architecture in small parts, in the manner of
 // soft-serve: a root Model holds the shared state (size, styles, data, the

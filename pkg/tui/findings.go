@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // findingsPage lists the selected deployment's findings; the one under the
@@ -37,7 +37,7 @@ func (p *findingsPage) dataChanged() tea.Cmd {
 	return nil
 }
 
-func (p *findingsPage) finding() *inspect.Finding {
+func (p *findingsPage) finding() *model.Finding {
 	if p.cursor >= len(p.idx) {
 		return nil
 	}
@@ -107,7 +107,7 @@ func (p *findingsPage) view(width, height int) string {
 		if i == p.cursor {
 			mark = "▶ "
 		}
-		where := f.Domain
+		where := safe(f.Domain)
 		line := fmt.Sprintf("%s%s %-7s %s  %s", mark, severitySymbol(f.Severity), f.Severity, f.ID, where)
 		line = st.severity(f.Severity, fit(line, width))
 		if i == p.cursor {
@@ -122,12 +122,12 @@ func (p *findingsPage) view(width, height int) string {
 		hl = "◆ marks the affected domain and workers on the other tabs (c clears)"
 	}
 	lines = append(lines, st.severity(f.Severity, severitySymbol(f.Severity)+" "+string(f.Severity)+" "+f.ID)+"  "+st.Dim.Render(hl))
-	for _, l := range wrap(f.Message, width-2) {
+	for _, l := range wrap(safeText(f.Message), width-2) {
 		lines = append(lines, "  "+l)
 	}
 	if f.Hint != "" {
 		first := true
-		for _, l := range wrap(f.Hint, width-7) {
+		for _, l := range wrap(safeText(f.Hint), width-7) {
 			if first {
 				lines = append(lines, "  "+st.Good.Render("fix:")+" "+l)
 				first = false
@@ -137,7 +137,7 @@ func (p *findingsPage) view(width, height int) string {
 		}
 	}
 	if len(f.Objects) > 0 {
-		for _, l := range wrap("objects: "+strings.Join(f.Objects, ", "), width-2) {
+		for _, l := range wrap("objects: "+safeText(strings.Join(f.Objects, ", ")), width-2) {
 			lines = append(lines, "  "+st.Dim.Render(l))
 		}
 	}

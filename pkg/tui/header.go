@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // header renders the lines above the tabs: context, namespace, deployment,
@@ -20,28 +22,39 @@ func (m *Model) header() string {
 	if ns == "" {
 		ns = "(all)"
 	}
-	line1 := st.Title.Render("kubectl dynamo dashboard") + "  Context: " + orDash(s.Context) + "  Namespace: " + ns
+	line1 := st.Title.Render("kubectl dynamo dashboard") + "  Context: " + orDash(safe(s.Context)) + "  Namespace: " + safe(ns)
 	line2 := "Deployment: (none found)"
 	if i := c.deployment(); i >= 0 {
 		d := &s.Deployments[i]
-		line2 = "Deployment: " + st.Bold.Render(d.Key())
+		line2 = "Deployment: " + st.Bold.Render(safe(d.Key()))
 		if n := len(s.Deployments); n > 1 {
 			line2 += fmt.Sprintf(" (%d/%d, d: next)", i+1, n)
 		}
 		line2 += "  Policy: " + policyText(c.data.Report.Deployments[i].Policy)
 		if mode := c.data.Report.Deployments[i].RouterMode; mode != "" {
-			line2 += "  Router: " + mode
+			line2 += "  Router: " + safe(mode)
+		}
+		// The release the deployment is read at: in full where it fits, the
+		// bare version on this line or the first where it does not.
+		dyn := c.data.Report.Deployments[i].Dynamo
+		switch full, bare := "  Dynamo: "+dyn.Short(), "  Dynamo: "+dyn.Bare(); {
+		case termsafe.Width(line2+full) <= c.width:
+			line2 += full
+		case termsafe.Width(line2+bare) <= c.width:
+			line2 += bare
+		case termsafe.Width(line1+bare) <= c.width:
+			line1 += bare
 		}
 	}
 	lines := []string{fit(line1, c.width), fit(line2, c.width), fit(m.sourcesLine(), c.width)}
 	// Old data (a capture older than a day, sources read minutes apart): the
 	// same warnings as topology and explain-route, under the sources.
-	for _, n := range inspect.FreshnessNotes(s, c.now()) {
-		lines = append(lines, st.Warn.Render(fit("! "+n.Message, c.width)))
+	for _, n := range analysis.FreshnessNotes(s, c.now()) {
+		lines = append(lines, st.Warn.Render(fit("! "+safe(n.Message), c.width)))
 	}
 	if d := m.degraded(); d != "" {
 		// Wrapped (at most 3 lines): the reason and the next step must show.
-		dl := wrap("!! DEGRADED: "+d, c.width)
+		dl := wrap("!! DEGRADED: "+safeText(d), c.width)
 		if len(dl) > 3 {
 			dl = append(dl[:2], strings.Join(dl[2:], " "))
 		}
@@ -52,11 +65,11 @@ func (m *Model) header() string {
 	return strings.Join(lines, "\n")
 }
 
-func policyText(p *inspect.PolicySummary) string {
+func policyText(p *model.PolicySummary) string {
 	if p == nil {
 		return "none (no kvTransferPolicy)"
 	}
-	t := p.Domain + " " + p.Enforcement
+	t := safe(p.Domain) + " " + safe(p.Enforcement)
 	if p.PreferredWeight != nil {
 		t += " (weight " + num(*p.PreferredWeight) + ")"
 	}
@@ -68,9 +81,9 @@ func (m *Model) sourcesLine() string {
 	now := c.now()
 	var parts []string
 	for _, src := range c.data.Snapshot.Sources {
-		p := string(src.Kind)
+		p := safe(string(src.Kind))
 		if !src.At.IsZero() {
-			p += " (" + inspect.Stamp(src.At, now) + ")"
+			p += " (" + analysis.Stamp(src.At, now) + ")"
 		}
 		switch {
 		case m.stale(src.Kind) != nil:
@@ -85,7 +98,7 @@ func (m *Model) sourcesLine() string {
 	line := "Sources: " + strings.Join(parts, "  ")
 	switch {
 	case m.loadErr != nil:
-		line += "  " + st.Bad.Render("✗ refresh failed: "+m.loadErr.Error())
+		line += "  " + st.Bad.Render("✗ refresh failed: "+safe(m.loadErr.Error()))
 	case m.loading:
 		line += "  " + st.Dim.Render("refreshing…")
 	case m.opts.Refresh > 0 && m.opts.Watch != nil && m.opts.Poll != nil:
@@ -111,13 +124,13 @@ func (m *Model) watchText() string {
 	case "re-listing":
 		t := "⟳ re-listing"
 		if w.Detail != "" {
-			t += " (" + w.Detail + ")"
+			t += " (" + safe(w.Detail) + ")"
 		}
 		return st.Dim.Render(t)
 	}
-	t := "✗ watch " + w.State
+	t := "✗ watch " + safe(w.State)
 	if w.Detail != "" {
-		t += " (" + w.Detail + ")"
+		t += " (" + safe(w.Detail) + ")"
 	}
 	return st.Bad.Render(t)
 }
@@ -153,7 +166,7 @@ func (m *Model) degraded() string {
 }
 
 // stale returns the stale watched source of that kind, nil when it answers.
-func (m *Model) stale(kind inspect.SourceKind) *inspect.StaleSource {
+func (m *Model) stale(kind model.SourceKind) *model.StaleSource {
 	for i := range m.watch.Stale {
 		if m.watch.Stale[i].Kind == kind {
 			return &m.watch.Stale[i]
@@ -163,7 +176,7 @@ func (m *Model) stale(kind inspect.SourceKind) *inspect.StaleSource {
 }
 
 // sourceAt is when the data shown was read from a source (zero if unknown).
-func (m *Model) sourceAt(kind inspect.SourceKind) time.Time {
+func (m *Model) sourceAt(kind model.SourceKind) time.Time {
 	for _, src := range m.c.data.Snapshot.Sources {
 		if src.Kind == kind {
 			return src.At
@@ -189,8 +202,8 @@ func (m *Model) watchDetailNotStale() string {
 }
 
 // staleWhat names what a stale source provides.
-func staleWhat(kind inspect.SourceKind) string {
-	if kind == inspect.SourceEtcd {
+func staleWhat(kind model.SourceKind) string {
+	if kind == model.SourceEtcd {
 		return "discovery data (etcd)"
 	}
 	return string(kind) + " data"

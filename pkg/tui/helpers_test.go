@@ -10,7 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // examples are the capture files under examples/.
@@ -27,7 +27,7 @@ func exampleData(t testing.TB, name string) *Data {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), "examples/"+name)
+	b, err := capture.Read(bytes.NewReader(data), "examples/"+name)
 	if err != nil {
 		t.Fatal(err)
 	}

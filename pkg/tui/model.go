@@ -12,8 +12,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // Minimum terminal size; below it the dashboard shows only a message.
@@ -46,7 +46,7 @@ type Options struct {
 	// Context bounds the loads; context.Background when nil.
 	Context context.Context
 	// Watch, when set, blocks until the live data or the watch state changed
-	// (the dashboard command passes an inspect.Watcher's Next) and returns the
+	// (the dashboard command passes an watch.Watcher's Next) and returns the
 	// update; ok is false once watching ended. It runs in a tea.Cmd, never in
 	// Update. A change reloads with Load; nothing is reloaded while nothing
 	// changes.
@@ -67,7 +67,7 @@ type WatchUpdate struct {
 	// Stale are the watched sources that stopped answering (the discovery etcd
 	// unreachable): the header marks their data stale, with since when and
 	// why, until they answer again (then the data is reloaded).
-	Stale []inspect.StaleSource
+	Stale []model.StaleSource
 }
 
 // WatchMsg carries a WatchUpdate into Update.
@@ -374,11 +374,11 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			return m.dataChanged()
 		}
 		if m.c.data != nil && len(m.c.data.Snapshot.Deployments) == 1 {
-			m.flash = "d: only one deployment is shown (" + m.c.data.Snapshot.Deployments[0].Key() + "); d cycles when there are several"
+			m.flash = "d: only one deployment is shown (" + safe(m.c.data.Snapshot.Deployments[0].Key()) + "); d cycles when there are several"
 		}
 	case key.Matches(msg, k.Refresh):
 		if m.opts.Load == nil {
-			m.flash = "ctrl+r: nothing to reload — the data is a capture file (" + m.opts.Mode + "), read once"
+			m.flash = "ctrl+r: nothing to reload — the data is a capture file (" + safe(m.opts.Mode) + "), read once"
 			return nil
 		}
 		m.flash = "reloading…"
@@ -389,9 +389,13 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// View implements tea.Model. The frame is made safe last, in one place: text
-// from the cluster may hold escape sequences, controls, bidi or invisible
-// characters, and only the styles' own SGR sequences may reach the terminal
+// View implements tea.Model. Text from the cluster may hold escape sequences,
+// controls, bidi or invisible characters: the pages escape it where they place
+// it into a cell (safe, safeText), before the layout, so that it measures what
+// it shows and cannot carry an escape sequence — not even one of the styles'
+// own SGR sequences, which the filter below keeps and cannot tell from the same
+// bytes in data. The finished frame is then filtered once more, the second
+// line: only the styles' own SGR sequences may reach the terminal
 // (termsafe.View); where escaping lengthened a line, it is cut to the width
 // again.
 func (m *Model) View() string {
@@ -422,7 +426,7 @@ func (m *Model) view() string {
 	if c.data == nil {
 		text := "Loading…"
 		if m.loadErr != nil {
-			text = "✗ could not load the deployment: " + m.loadErr.Error()
+			text = "✗ could not load the deployment: " + safeText(m.loadErr.Error())
 		}
 		return clip(m.header()+"\n\n"+strings.Join(wrap(text, c.width), "\n"), c.width, c.height)
 	}

@@ -12,7 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 const prefillOnly = "prefill-only-zone-required.yaml"
@@ -420,11 +420,11 @@ func TestOldCaptureWarns(t *testing.T) {
 // workers publish no KV events under the KV router, the findings tab lists
 // KvEventsNotPublished.
 func TestDashboardShowsRoutingHealth(t *testing.T) {
-	data, err := os.ReadFile("../inspect/testdata/upstream/trtllm-disagg-multinode-v1beta1-zone-required.yaml")
+	data, err := os.ReadFile("../../test/fixtures/upstream/trtllm-disagg-multinode-v1beta1-zone-required.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), "trtllm")
+	b, err := capture.Read(bytes.NewReader(data), "trtllm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // qualityMetrics are the router decision-quality series of a frontend with
@@ -42,7 +42,7 @@ func TestViewRoutingQuality(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {120, 40}} {
 		for _, tab := range []struct{ name, key string }{{"topology", "1"}, {"findings", "3"}} {
 			t.Run(fmt.Sprintf("%dx%d/%s", sz[0], sz[1], tab.name), func(t *testing.T) {
-				b, err := inspect.ReadCapture(bytes.NewReader(data), "examples/healthy-three-zone-required.yaml")
+				b, err := capture.Read(bytes.NewReader(data), "examples/healthy-three-zone-required.yaml")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -71,6 +71,7 @@ func newRoutePage(c *common, tokens string, tokenize func(string) ([]uint32, err
 	ti.Prompt = "tokens> "
 	ti.Placeholder = "type or paste token ids (comma or space separated)"
 	ti.CharLimit = 0
+	c.st.textInput(&ti)
 	ti.SetValue(TokenText(tokens))
 	p := &RoutePage{c: c, input: ti, tokenize: tokenize}
 	p.parse()
@@ -194,6 +195,9 @@ func (p *RoutePage) domainKey() string {
 // options turns the what-ifs into explain options.
 func (p *RoutePage) options() explain.Options {
 	o := explain.Options{}
+	if p.c.data != nil {
+		o.DynamoVersion = p.c.data.DynamoVersion
+	}
 	o.Knobs.Enforcement = p.enforcement
 	if w := weights[p.weight]; w > 0 {
 		o.Knobs.PreferredWeight = &w
@@ -368,11 +372,15 @@ func (p *RoutePage) rows() []string {
 	return out
 }
 
-func (p *RoutePage) whatIfLine() string {
+// whatIfLines are the what-ifs, each with its key and its state (◆ when it
+// departs from the deployment), every key always listed — e w +/- z m x a r —
+// and wrapped between what-ifs to the width, so a narrow terminal shows them
+// all on more lines instead of cutting the last ones off (issue 28).
+func (p *RoutePage) whatIfLines(width int) []string {
 	enf := "policy"
 	if i := p.c.deployment(); i >= 0 {
 		if pol := p.c.data.Report.Deployments[i].Policy; pol != nil {
-			enf = "policy (" + pol.Enforcement + ")"
+			enf = "policy (" + safe(pol.Enforcement) + ")"
 		} else {
 			enf = "policy (none)"
 		}
@@ -392,7 +400,7 @@ func (p *RoutePage) whatIfLine() string {
 		parts = append(parts, "+/- temperature "+num(p.baseTemperature()))
 	}
 	if vals := p.domainValues(); p.domainDown > 0 && p.domainDown <= len(vals) {
-		parts = append(parts, "z down ◆ "+p.domainKey()+"="+vals[p.domainDown-1])
+		parts = append(parts, "z down ◆ "+safe(p.domainKey())+"="+safe(vals[p.domainDown-1]))
 	} else {
 		parts = append(parts, "z down none")
 	}
@@ -403,11 +411,16 @@ func (p *RoutePage) whatIfLine() string {
 	}
 	if len(p.excluded) > 0 {
 		parts = append(parts, fmt.Sprintf("x excluded ◆ %d", len(p.excluded)))
+	} else {
+		parts = append(parts, "x exclude ▶")
 	}
 	if p.matrix {
 		parts = append(parts, "a matrix ◆ on")
+	} else {
+		parts = append(parts, "a matrix off")
 	}
-	return "What-ifs: " + strings.Join(parts, " · ")
+	parts = append(parts, "r reset all")
+	return wrapItems("What-ifs: ", "  ", parts, " · ", width)
 }
 
 func (p *RoutePage) view(width, height int) string {
@@ -423,13 +436,14 @@ func (p *RoutePage) view(width, height int) string {
 		info += fmt.Sprintf(", %d full block(s) of %d", len(p.x.Request.Blocks), p.x.Request.BlockSize)
 	}
 	kv := p.c.data.KV[p.c.data.Snapshot.Deployments[i].Key()]
-	info += " · KV: " + kv.Detail
+	info += " · KV: " + safe(kv.Detail)
 	if !p.editing {
 		info = "i edits · " + info
 	}
-	top = append(top, st.Dim.Render(fit(info, width)), fit(p.whatIfLine(), width))
+	top = append(top, st.Dim.Render(fit(info, width)))
+	top = append(top, p.whatIfLines(width)...)
 	if p.x != nil {
-		mode := "Router mode: " + p.x.RouterModeLine()
+		mode := "Router mode: " + safe(p.x.RouterModeLine())
 		if p.x.Router.Mode != "" && !p.x.Router.Mode.IsKV() {
 			top = append(top, st.Warn.Render(fit(mode, width)))
 		} else {
@@ -438,16 +452,16 @@ func (p *RoutePage) view(width, height int) string {
 	}
 	switch {
 	case p.inputErr != "":
-		top = append(top, st.Bad.Render("✗ "+p.inputErr))
+		top = append(top, st.Bad.Render(fit("✗ "+safe(p.inputErr), width)))
 		return strings.Join(top, "\n")
 	case len(p.tokens) == 0:
 		top = append(top, "", "Type or paste the request's token ids (press i), e.g. the contents of a .tokens file.")
 		return strings.Join(top, "\n")
 	case p.err != nil:
-		msg := p.err.Error()
+		msg := safeText(p.err.Error())
 		var ie *explain.InputError
 		if errors.As(p.err, &ie) && ie.Hint != "" {
-			msg += " — " + ie.Hint
+			msg += " — " + safeText(ie.Hint)
 		}
 		top = append(top, st.Bad.Render("✗ ")+strings.Join(wrap(msg, width-2), "\n  "))
 		return strings.Join(top, "\n")
@@ -472,7 +486,7 @@ func (p *RoutePage) verdictLines(width int) []string {
 	var lines []string
 	// The headline is the risk of the decision, the same for every seed (as
 	// explain-route prints it); this draw is a detail under it.
-	head := "Verdict: " + p.x.Headline()
+	head := "Verdict: " + safe(p.x.Headline())
 	switch v.Outcome {
 	case explain.OutcomeFails:
 		lines = append(lines, st.Bad.Render(fit(head, width)))
@@ -483,21 +497,21 @@ func (p *RoutePage) verdictLines(width int) []string {
 			if !ok {
 				style = st.Bad
 			}
-			lines = append(lines, "  "+style.Render(fit("Draw: "+draw, max(width-2, 0))))
+			lines = append(lines, "  "+style.Render(fit("Draw: "+safe(draw), max(width-2, 0))))
 		}
 	default:
-		lines = append(lines, st.Good.Render(head)+"  "+st.Dim.Render(fit(p.x.Summary, max(width-lipgloss.Width(head)-2, 0))))
+		lines = append(lines, st.Good.Render(head)+"  "+st.Dim.Render(fit(safe(p.x.Summary), max(width-lipgloss.Width(head)-2, 0))))
 	}
 	if v.ConstraintIgnoredProbability > 0 {
 		lines = append(lines, "  "+st.Warn.Render(fit("! decode lands outside the prefill worker's domain in "+explain.PercentWhole(v.ConstraintIgnoredProbability)+" of picks (the router mode ignores the constraint)", max(width-2, 0))))
 	}
 	if v.Cause != "" {
-		for _, l := range wrapAtMost("Cause: "+v.Cause, width-2, 2) {
+		for _, l := range wrapAtMost("Cause: "+safeText(v.Cause), width-2, 2) {
 			lines = append(lines, "  "+l)
 		}
 	}
 	if v.Fix != "" {
-		for _, l := range wrapAtMost("Fix: "+v.Fix, width-2, 2) {
+		for _, l := range wrapAtMost("Fix: "+safeText(v.Fix), width-2, 2) {
 			lines = append(lines, "  "+st.Good.Render(l))
 		}
 	}
@@ -506,7 +520,7 @@ func (p *RoutePage) verdictLines(width int) []string {
 	if len(v.MayDiffer) > 0 {
 		lines = append(lines, "  "+st.Warn.Render(fit("May differ: the router may decide otherwise —", max(width-2, 0))))
 		for _, d := range v.MayDiffer {
-			lines = append(lines, wrapAtMost("    - "+d.Detail, width, 1)...)
+			lines = append(lines, wrapAtMost("    - "+safeText(d.Detail), width, 1)...)
 		}
 	}
 	return lines
@@ -550,23 +564,23 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 	nameW := max(min(width-60, 40), 16)
 	domain := "DOMAIN"
 	if d := p.domainKey(); d != "" {
-		domain = strings.ToUpper(d)
+		domain = safe(strings.ToUpper(d))
 	}
 	if p.matrix {
 		lines = append(lines, "", st.Bold.Render("All prefill landings (--all-prefill)"))
 		lines = append(lines, st.Header.Render(fit(fmt.Sprintf("  %s %-12s %7s  %-22s %s", fit("PREFILL", nameW), domain, "P", "OUTCOME", "DECODE"), width)))
 		prefills := make([]string, len(x.Matrix))
 		for i, r := range x.Matrix {
-			prefills[i] = r.Prefill
+			prefills[i] = safe(r.Prefill)
 		}
 		names := newNameFitter(prefills, nameW)
 		for _, r := range x.Matrix {
 			out := "✓ routable"
 			if !r.Routable {
-				out = "✗ " + r.Error
+				out = "✗ " + safe(r.Error)
 			}
 			m := mark(r.Prefill)
-			line := fmt.Sprintf("%s%s %-12s %7s  %-22s %s", m, fit(names.fit(r.Prefill), nameW), fit(orDash(r.Domain), 12), pct(r.Probability), fit(out, 22), orDash(strings.Join(r.DecodeSelected, ", ")))
+			line := fmt.Sprintf("%s%s %-12s %7s  %-22s %s", m, fit(names.fit(safe(r.Prefill)), nameW), fit(safe(orDash(r.Domain)), 12), pct(r.Probability), fit(out, 22), safe(orDash(strings.Join(r.DecodeSelected, ", "))))
 			line = fit(line, width)
 			if !r.Routable {
 				line = st.Bad.Render(line)
@@ -588,21 +602,21 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 				if kind == "" {
 					kind = p.x.Verdict.Error
 				}
-				head += st.Bad.Render("✗ no candidate can take the request (" + orDash(kind) + ")")
+				head += st.Bad.Render("✗ no candidate can take the request (" + safe(orDash(kind)) + ")")
 			case s.Pick != "":
-				head += s.Pick + " (" + string(s.Rule) + ")"
+				head += safe(s.Pick) + " (" + safe(string(s.Rule)) + ")"
 				if s.RandomTie {
-					head += " — random tie among " + strings.Join(s.Selected, ", ")
+					head += " — random tie among " + safe(strings.Join(s.Selected, ", "))
 				}
 			}
 			lines = append(lines, "", fit(st.Bold.Render(head), width))
 			if s.ModeExplanation != "" {
-				lines = append(lines, wrapAtMost(s.ModeExplanation, width, 2)...)
+				lines = append(lines, wrapAtMost(safeText(s.ModeExplanation), width, 2)...)
 			}
 			lines = append(lines, st.Header.Render(fit(fmt.Sprintf("  %s %-12s %8s %10s %7s  %s", fit("WORKER", nameW), domain, "OVERLAP", "COST", "P", "STATUS"), width)))
 			workers := make([]string, len(s.Candidates))
 			for i, c := range s.Candidates {
-				workers[i] = c.Worker
+				workers[i] = safe(c.Worker)
 				if c.DpRank > 0 {
 					workers[i] += ":" + strconv.Itoa(int(c.DpRank))
 				}
@@ -624,9 +638,9 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 				case c.InTieSet:
 					status = "≈ tie"
 				case !c.Eligible:
-					status = "✗ " + c.ShortReason()
+					status = "✗ " + safe(c.ShortReason())
 				}
-				line := fit(fmt.Sprintf("%s%s %-12s %8s %10s %7s  %s", m, fit(names.fit(workers[i]), nameW), fit(orDash(c.Domain), 12), short(c.OverlapBlocks), costText, prob, status), width)
+				line := fit(fmt.Sprintf("%s%s %-12s %8s %10s %7s  %s", m, fit(names.fit(workers[i]), nameW), fit(safe(orDash(c.Domain)), 12), short(c.OverlapBlocks), costText, prob, status), width)
 				switch {
 				case c.Selected:
 					line = st.Good.Render(line)
@@ -646,7 +660,7 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 				sym = "! not enforced by the router mode:"
 			}
 			lines = append(lines, "")
-			for j, l := range wrap("Transfer: "+sym+" "+t.Explanation, width) {
+			for j, l := range wrap("Transfer: "+sym+" "+safeText(t.Explanation), width) {
 				if j == 0 && t.Failed {
 					l = st.Bad.Render(l)
 				}
@@ -662,7 +676,7 @@ func (p *RoutePage) bodyLines(width int) ([]string, int) {
 			if slices.Contains(p.excluded, e.Worker) {
 				m = mark(e.Worker)
 			}
-			lines = append(lines, fit(fmt.Sprintf("%s%s (%s): %s", m, e.Worker, e.Role, e.Reason), width))
+			lines = append(lines, fit(fmt.Sprintf("%s%s (%s): %s", m, safe(e.Worker), safe(string(e.Role)), safe(e.Reason)), width))
 		}
 	}
 	return lines, cursorLine

@@ -4,10 +4,11 @@ import (
 	"io"
 	"reflect"
 
+	"github.com/charmbracelet/bubbles/textinput"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // Theme selects the palette.
@@ -46,6 +47,8 @@ type Styles struct {
 	Tile, TileBad, TileWarn   lipgloss.Style
 	TileSelected, HelpBox     lipgloss.Style
 	BarFull, BarEmpty, Header lipgloss.Style
+	// Cursor is the text inputs' cursor (reverse video).
+	Cursor lipgloss.Style
 
 	// sgr is every SGR sequence these styles produce: the only escape
 	// sequences a frame may contain (see Model.View).
@@ -90,8 +93,22 @@ func NewStyles(theme Theme, color bool, out io.Writer) *Styles {
 	s.BarFull = n().Foreground(p.good)
 	s.BarEmpty = n().Foreground(p.dim)
 	s.Header = n().Bold(true)
+	s.Cursor = n().Reverse(true)
 	s.sgr = collectSGR(s)
 	return s
+}
+
+// textInput gives a text input these styles: the placeholder dim, the cursor
+// in reverse video, the rest plain. bubbles' own defaults are built on the
+// process's default renderer, which on a terminal has colour whatever --color
+// says: their sequences (the placeholder's colour 240, the cursor's reverse)
+// are none of these styles', so the frame filter showed them as text, and let
+// their resets through raw with colour off (issue 28).
+func (s *Styles) textInput(ti *textinput.Model) {
+	plain := s.r.NewStyle()
+	ti.PromptStyle, ti.TextStyle = plain, plain
+	ti.PlaceholderStyle, ti.CompletionStyle = s.Dim, s.Dim
+	ti.Cursor.Style, ti.Cursor.TextStyle = s.Cursor, plain
 }
 
 // collectSGR renders every style once, on one line and on two, and keeps the

@@ -8,8 +8,25 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
+
+// safe escapes text that comes from the cluster — names, labels, values and
+// the messages and explanations that quote them — where it is placed into a
+// cell of the frame, before the layout: every unsafe rune is shown as an
+// escape (termsafe.Escape), so no cluster byte can form an escape sequence, not
+// even one of the dashboard's own SGR sequences, which the frame filter
+// (Model.View) keeps; and its width is what it shows, so fit and
+// termsafe.Truncate cut it to its cell (an escape sequence measures zero
+// cells, and escaped only at the end of the frame a label grew past its tile
+// and pushed the tiles beside it off the screen: issue 29, item 9). Every
+// string from the data passes here, or through safeText, on its way to a cell.
+func safe(s string) string { return termsafe.Escape(s) }
+
+// safeText is safe for free text that is then wrapped (wrap, wrapAtMost):
+// newlines (paragraphs) and tabs (breaks between words) stay.
+func safeText(s string) string { return termsafe.EscapeText(s) }
 
 // fit truncates s (ANSI-aware) to width cells, with an ellipsis, and pads it.
 func fit(s string, width int) string {
@@ -52,21 +69,21 @@ func (s *Styles) bar(frac float64, width int) string {
 
 // severitySymbol is the symbol of a finding severity: it carries the meaning
 // when colour is off.
-func severitySymbol(sev inspect.Severity) string {
+func severitySymbol(sev model.Severity) string {
 	switch sev {
-	case inspect.SeverityError:
+	case model.SeverityError:
 		return "✗"
-	case inspect.SeverityWarning:
+	case model.SeverityWarning:
 		return "!"
 	}
 	return "i"
 }
 
-func (s *Styles) severity(sev inspect.Severity, text string) string {
+func (s *Styles) severity(sev model.Severity, text string) string {
 	switch sev {
-	case inspect.SeverityError:
+	case model.SeverityError:
 		return s.Bad.Render(text)
-	case inspect.SeverityWarning:
+	case model.SeverityWarning:
 		return s.Warn.Render(text)
 	}
 	return s.Info.Render(text)
@@ -139,6 +156,27 @@ func wrap(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// wrapItems joins items with sep into lines of at most width cells, breaking
+// only between items: the first line starts with first, the others with
+// indent. An item wider than a line on its own is cut with an ellipsis.
+func wrapItems(first, indent string, items []string, sep string, width int) []string {
+	var lines []string
+	line, empty := first, true
+	for _, it := range items {
+		switch {
+		case empty:
+			line += it
+		case lipgloss.Width(line)+lipgloss.Width(sep)+lipgloss.Width(it) <= width:
+			line += sep + it
+		default:
+			lines = append(lines, fit(line, width))
+			line = indent + it
+		}
+		empty = false
+	}
+	return append(lines, fit(line, width))
 }
 
 // orDash returns s, or "-" when empty.

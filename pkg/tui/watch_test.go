@@ -9,7 +9,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // fakeWatch is an Options.Watch fed by the test.
@@ -215,7 +216,7 @@ func TestWatchStaleSource(t *testing.T) {
 	data := exampleData(t, "etcd-discovery-v1alpha1.yaml")
 	// As read live: a Kubernetes and an etcd source.
 	etcdAt := data.Snapshot.CollectedAt
-	data.Snapshot.Sources = []inspect.SourceStatus{{Kind: inspect.SourceKubernetes, At: etcdAt}, {Kind: inspect.SourceEtcd, At: etcdAt}}
+	data.Snapshot.Sources = []model.SourceStatus{{Kind: model.SourceKubernetes, At: etcdAt}, {Kind: model.SourceEtcd, At: etcdAt}}
 	var mu sync.Mutex
 	loads := 0
 	fw := newFakeWatch()
@@ -231,13 +232,13 @@ func TestWatchStaleSource(t *testing.T) {
 	since := etcdAt.Add(3 * time.Second)
 	const name = "etcd http://10.0.0.5:2379"
 	fw.ch <- WatchUpdate{State: "degraded", Detail: name + " unreachable",
-		Stale: []inspect.StaleSource{{Kind: inspect.SourceEtcd, Name: name, Reason: "connection lost, not back within --etcd-dial-timeout 5s", Since: since}}}
+		Stale: []model.StaleSource{{Kind: model.SourceEtcd, Name: name, Reason: "connection lost, not back within --etcd-dial-timeout 5s", Since: since}}}
 	d.until(isWatch)
 	d.quiet()
 	v := m.View()
 	flat := strings.Join(strings.Fields(v), " ")
 	for _, want := range []string{
-		"✗ etcd (" + inspect.Stamp(etcdAt, etcdAt.Add(5*time.Second)) + ") STALE",
+		"✗ etcd (" + analysis.Stamp(etcdAt, etcdAt.Add(5*time.Second)) + ") STALE",
 		"✗ watch degraded (" + name + " unreachable)",
 		"!! DEGRADED: " + name + " unreachable since " + since.UTC().Format(time.TimeOnly) +
 			" (connection lost, not back within --etcd-dial-timeout 5s): the discovery data (etcd) shown was read at " +
@@ -268,7 +269,7 @@ func TestWatchStaleSource(t *testing.T) {
 
 	// Another unwatched resource next to the stale source is still reported.
 	fw.ch <- WatchUpdate{State: "degraded", Detail: "events forbidden, " + name + " unreachable",
-		Stale: []inspect.StaleSource{{Kind: inspect.SourceEtcd, Name: name, Since: since}}}
+		Stale: []model.StaleSource{{Kind: model.SourceEtcd, Name: name, Since: since}}}
 	d.until(isWatch)
 	if flat := strings.Join(strings.Fields(m.View()), " "); !strings.Contains(flat, "watch (events forbidden; those changes show only on a refresh, r)") ||
 		strings.Contains(flat, "watch (events forbidden, "+name) {

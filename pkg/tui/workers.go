@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"github.com/charmbracelet/lipgloss"
-
 	"cmp"
 	"fmt"
 	"slices"
@@ -12,6 +10,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // workerColumn is one column of the workers table.
@@ -24,16 +25,21 @@ type workerColumn struct {
 }
 
 var workerColumns = []workerColumn{
-	{"POD", 0, false, func(r *workerRow) string { return r.Pod }, func(a, b *workerRow) int { return cmp.Compare(a.Pod, b.Pod) }},
-	{"ROLE", 8, false, func(r *workerRow) string { return r.Role }, func(a, b *workerRow) int { return cmp.Compare(a.Role, b.Role) }},
-	{"DOMAIN", 12, false, func(r *workerRow) string { return orDash(r.Domain) }, func(a, b *workerRow) int { return cmp.Compare(a.Domain, b.Domain) }},
-	{"NODE", 14, false, func(r *workerRow) string { return orDash(r.Node) }, func(a, b *workerRow) int { return cmp.Compare(a.Node, b.Node) }},
+	{"POD", 0, false, func(r *workerRow) string { return safe(r.Pod) }, func(a, b *workerRow) int { return cmp.Compare(a.Pod, b.Pod) }},
+	{"ROLE", 8, false, func(r *workerRow) string { return safe(r.Role) }, func(a, b *workerRow) int { return cmp.Compare(a.Role, b.Role) }},
+	{"DOMAIN", 12, false, func(r *workerRow) string { return safe(orDash(r.Domain)) }, func(a, b *workerRow) int { return cmp.Compare(a.Domain, b.Domain) }},
+	{"NODE", 14, false, func(r *workerRow) string { return safe(orDash(r.Node)) }, func(a, b *workerRow) int { return cmp.Compare(a.Node, b.Node) }},
 	{"READY", 5, false, func(r *workerRow) string {
-		if r.Ready {
+		switch {
+		case r.Unregistered:
+			return "unreg" // ready, but the router does not know it
+		case r.Ready:
 			return "✓"
 		}
 		return "✗"
-	}, func(a, b *workerRow) int { return cmp.Compare(boolInt(a.Ready), boolInt(b.Ready)) }},
+	}, func(a, b *workerRow) int {
+		return cmp.Compare(boolInt(a.Ready && !a.Unregistered), boolInt(b.Ready && !b.Unregistered))
+	}},
 	{"DP", 3, true, func(r *workerRow) string { return fmt.Sprint(r.DpRanks) }, func(a, b *workerRow) int { return cmp.Compare(a.DpRanks, b.DpRanks) }},
 	{"KV BLK", 7, true, func(r *workerRow) string { return count(r.KVBlocks) }, func(a, b *workerRow) int { return cmp.Compare(a.KVBlocks, b.KVBlocks) }},
 	{"ACT DEC", 7, true, func(r *workerRow) string { return count(r.ActiveDecode) }, func(a, b *workerRow) int { return cmp.Compare(a.ActiveDecode, b.ActiveDecode) }},
@@ -66,6 +72,7 @@ func newWorkersPage(c *common) *workersPage {
 	ti.Prompt = "/"
 	ti.Placeholder = "text, role:prefill, domain:us-east-1a, node:…"
 	ti.CharLimit = 200
+	c.st.textInput(&ti)
 	return &workersPage{c: c, filter: ti}
 }
 
@@ -79,7 +86,11 @@ func (p *workersPage) hints() []key.Binding {
 func (p *workersPage) dataChanged() tea.Cmd {
 	p.all = nil
 	if i := p.c.deployment(); i >= 0 {
-		p.all = workerRows(&p.c.data.Snapshot.Deployments[i])
+		var rep *model.DeploymentReport
+		if i < len(p.c.data.Report.Deployments) {
+			rep = &p.c.data.Report.Deployments[i]
+		}
+		p.all = workerRows(&p.c.data.Snapshot.Deployments[i], rep)
 	}
 	p.apply()
 	return nil
@@ -194,7 +205,7 @@ func (p *workersPage) view(width, height int) string {
 	// longest name.
 	pods := make([]string, len(p.all))
 	for i := range p.all {
-		pods[i] = p.all[i].Pod
+		pods[i] = safe(p.all[i].Pod)
 	}
 	for i := range cols {
 		switch cols[i].title {

@@ -38,7 +38,7 @@ func TestCompletionLiveThroughKubectl(t *testing.T) {
 	e := kubeenv.Require(t, env)
 	loadExample(t, e, "prefill-only-zone-required.yaml")
 	ctx := context.Background()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,14 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
 )
 
 // TestDashboardLiveRefresh: the dashboard reads a deployment from the real API
 // server, and after a pod is deleted the next reload (the command's live
-// loader, inspect.Collect, which a watch event or ctrl+r runs) shows it gone from the workers table and the
+// loader, source.Collect, which a watch event or ctrl+r runs) shows it gone from the workers table and the
 // topology tiles.
 func TestDashboardLiveRefresh(t *testing.T) {
 	e := kubeenv.Require(t, env)
@@ -33,7 +33,7 @@ func TestDashboardLiveRefresh(t *testing.T) {
 	t.Cleanup(func() { loadExample(t, e, "prefill-only-zone-required.yaml") })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func (d *liveDriver) until(t *testing.T, limit time.Duration, what string, ok fu
 	}
 }
 
-func workerByPod(m *tui.Model, pod string) *inspect.Worker {
+func workerByPod(m *tui.Model, pod string) *model.Worker {
 	if m.Data() == nil || len(m.Data().Snapshot.Deployments) == 0 {
 		return nil
 	}
@@ -164,7 +164,7 @@ func TestDashboardLiveWatch(t *testing.T) {
 	t.Cleanup(func() { loadExample(t, e, "prefill-only-zone-required.yaml") })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

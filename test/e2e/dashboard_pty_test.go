@@ -143,7 +143,10 @@ func TestDashboardHostileTextInARealTerminal(t *testing.T) {
 	tokens, _ := filepath.Abs("../../examples/prompts/support-chat.tokens")
 	for _, size := range [][2]uint16{{80, 24}, {160, 48}} {
 		steps := []ptyStep{
-			{`\x1b]0;PWNED`, "2"},
+			// The tile title shows the attack escaped and cut to the tile in
+			// the middle (issue 29 item 9): the escaped OSC introducer, then
+			// the end of the value.
+			{`us-east-1\x1b]0;`, "2"},
 			{"worker(s)", "3"},
 			{"", "4"},
 			{"Verdict", "q"},

@@ -20,7 +20,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // The docs' live transcripts (issue 22: every output shown must be generated
@@ -234,7 +234,7 @@ func runWatch(t *testing.T, dir, kubeconfig string, args []string) (string, stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(raw), "example")
+	b, err := capture.Read(bytes.NewReader(raw), "example")
 	if err != nil || len(b.Metrics) == 0 {
 		t.Fatalf("example metrics: %v", err)
 	}

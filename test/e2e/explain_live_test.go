@@ -22,8 +22,9 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
 )
 
@@ -55,7 +56,7 @@ const (
 type explainFixture struct {
 	e      *kubeenv.Env
 	kc     string // the inspector's kubeconfig
-	bundle *inspect.Bundle
+	bundle *raw.Bundle
 	tok    *tokenizer.Tokenizer
 	tokens []uint32
 	blocks []routecore.Block
@@ -72,7 +73,7 @@ func newExplainFixture(t *testing.T, file string) *explainFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.bundle, err = inspect.ReadCapture(bytes.NewReader(data), file); err != nil {
+	if f.bundle, err = capture.Read(bytes.NewReader(data), file); err != nil {
 		t.Fatal(err)
 	}
 	if f.tok, err = tokenizer.Load(explainTokenizer); err != nil {
@@ -91,11 +92,11 @@ func newExplainFixture(t *testing.T, file string) *explainFixture {
 }
 
 // inspectorKubeconfig applies the read-only ClusterRole and its binding to the
-// user "inspector" (pkg/inspect/testdata/live/rbac.yaml) and returns a
+// user "inspector" (test/fixtures/live/rbac.yaml) and returns a
 // kubeconfig for that user.
 func inspectorKubeconfig(t *testing.T, e *kubeenv.Env) string {
 	t.Helper()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func (f *explainFixture) stored(worker routecore.WorkerID, eventID uint64, n int
 
 // dwmInstanceIDs returns pod name → endpoint instance id from the example's
 // DynamoWorkerMetadata objects (independently of the plugin's discovery code).
-func dwmInstanceIDs(t *testing.T, b *inspect.Bundle) map[string]routecore.WorkerID {
+func dwmInstanceIDs(t *testing.T, b *raw.Bundle) map[string]routecore.WorkerID {
 	t.Helper()
 	ids := map[string]routecore.WorkerID{}
 	for _, u := range b.Objects {

@@ -28,7 +28,8 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
 )
@@ -80,7 +81,7 @@ func startLiveDashboard(ctx context.Context, t *testing.T, args ...string) (*tui
 }
 
 // workerByInstance returns the worker that published instance id.
-func workerByInstance(m *tui.Model, id uint64) *inspect.Worker {
+func workerByInstance(m *tui.Model, id uint64) *model.Worker {
 	if m.Data() == nil {
 		return nil
 	}
@@ -117,7 +118,7 @@ func putEtcd(t *testing.T, endpoint string, kvs map[string]string) {
 	}
 }
 
-func bundleEtcd(b *inspect.Bundle) map[string]string {
+func bundleEtcd(b *raw.Bundle) map[string]string {
 	kvs := map[string]string{}
 	for _, kv := range b.Etcd {
 		kvs[kv.Key] = kv.Value
@@ -201,7 +202,7 @@ func TestSafetyDashboardEtcdStopped(t *testing.T) {
 		t.Errorf("after the recovery:\n%s", v)
 	}
 	for _, src := range m.Data().Snapshot.Sources {
-		if src.Kind == inspect.SourceEtcd && src.Degraded {
+		if src.Kind == model.SourceEtcd && src.Degraded {
 			t.Errorf("etcd source still degraded: %+v", src)
 		}
 	}

@@ -16,8 +16,10 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/etcd"
 )
 
 // TestSafetyHugeCaptureFile: a 2 GiB capture (a sparse file: it costs neither
@@ -51,17 +53,17 @@ func TestSafetyHugeCaptureFile(t *testing.T) {
 // big one is skipped with a note naming the key and the limit, the others are
 // read.
 func TestSafetyHugeEtcdValue(t *testing.T) {
-	t.Setenv("ETCD_MAX_REQUEST_BYTES", strconv.Itoa(16<<20)) // read by etcd at start
-	etcd := kubeenv.StartEtcd(t)
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.Endpoint}, DialTimeout: 10 * time.Second, MaxCallSendMsgSize: 32 << 20})
+	t.Setenv("ETCD_MAX_REQUEST_BYTES", strconv.Itoa(16<<20)) // read by etcdServer at start
+	etcdServer := kubeenv.StartEtcd(t)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdServer.Endpoint}, DialTimeout: 10 * time.Second, MaxCallSendMsgSize: 32 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	values := map[string]int{
-		"v1/instances/ns/c/e/1": inspect.DefaultEtcdMaxValueBytes + 1,
-		"v1/instances/ns/c/e/2": inspect.DefaultEtcdMaxValueBytes - 100,
+		"v1/instances/ns/c/e/1": etcd.DefaultMaxValueBytes + 1,
+		"v1/instances/ns/c/e/2": etcd.DefaultMaxValueBytes - 100,
 		"v1/instances/ns/c/e/3": 64,
 	}
 	for k, n := range values {
@@ -70,7 +72,7 @@ func TestSafetyHugeEtcdValue(t *testing.T) {
 		}
 	}
 	_ = cli.Close()
-	res := inspect.CollectEtcd(ctx, inspect.EtcdOptions{Endpoints: []string{etcd.Endpoint}})
+	res := etcd.Collect(ctx, etcd.Options{Endpoints: []string{etcdServer.Endpoint}})
 	var keys []string
 	for _, kv := range res.KVs {
 		keys = append(keys, kv.Key)
@@ -82,7 +84,7 @@ func TestSafetyHugeEtcdValue(t *testing.T) {
 	for _, n := range res.Notes {
 		notes = append(notes, n.Message)
 	}
-	want := fmt.Sprintf("etcd value of v1/instances/ns/c/e/1 is %d bytes, over the 10 MiB limit: skipped", inspect.DefaultEtcdMaxValueBytes+1)
+	want := fmt.Sprintf("etcd value of v1/instances/ns/c/e/1 is %d bytes, over the 10 MiB limit: skipped", etcd.DefaultMaxValueBytes+1)
 	if !strings.Contains(strings.Join(notes, "\n"), want) {
 		t.Errorf("notes %q lack %q", notes, want)
 	}
@@ -100,7 +102,7 @@ func TestSafetyExactIDsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), "example")
+	b, err := capture.Read(bytes.NewReader(data), "example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +163,14 @@ func TestSafetyExactIDsRoundTrip(t *testing.T) {
 		fmt.Fprintf(&sb, `{"block_hash":%d,"tokens_hash":%d}`, int64(bl.SequenceHash), int64(bl.LocalHash))
 	}
 	var ev routecore.RouterEvent
-	raw := `{"worker_id":` + hot + `,"event":{"event_id":1,"dp_rank":0,"data":{"stored":{"parent_hash":null,"blocks":[` + sb.String() + `]}}}}`
-	if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+	line := `{"worker_id":` + hot + `,"event":{"event_id":1,"dp_rank":0,"data":{"stored":{"parent_hash":null,"blocks":[` + sb.String() + `]}}}}`
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
 		t.Fatal(err)
 	}
-	b.KvEvents = append(b.KvEvents, inspect.KvEvents{Namespace: "research", Deployment: "deepseek-r1", BlockSize: 16, Source: "test", Events: []routecore.RouterEvent{ev}})
+	b.KvEvents = append(b.KvEvents, raw.KvEvents{Namespace: "research", Deployment: "deepseek-r1", BlockSize: 16, Source: "test", Events: []routecore.RouterEvent{ev}})
 
 	var buf bytes.Buffer
-	if err := inspect.WriteCapture(&buf, b); err != nil {
+	if err := capture.Write(&buf, b); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "ids.yaml")

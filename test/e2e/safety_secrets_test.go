@@ -17,7 +17,8 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/redact"
 )
 
 // secretsNS is the namespace of the planted deployment.
@@ -170,7 +171,7 @@ func TestSafetySecretsNeverReachOutput(t *testing.T) {
 		check(what+" stdout", res.stdout)
 		check(what+" stderr", res.stderr)
 		if r.args[0] == "capture" && res.code == 0 {
-			sawRedacted = sawRedacted || strings.Contains(res.stdout, inspect.Redacted)
+			sawRedacted = sawRedacted || strings.Contains(res.stdout, redact.Redacted)
 			capFiles = append(capFiles, filepath.Join(capDir, fmt.Sprintf("capture-%d.yaml", len(capFiles))))
 			if err := os.WriteFile(capFiles[len(capFiles)-1], []byte(res.stdout), 0o600); err != nil {
 				t.Fatal(err)
@@ -220,7 +221,7 @@ func loadPlanted(t *testing.T, e *kubeenv.Env, planted map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), exampleQwen)
+	b, err := capture.Read(bytes.NewReader(data), exampleQwen)
 	if err != nil {
 		t.Fatal(err)
 	}

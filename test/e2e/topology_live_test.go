@@ -13,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // liveReport is the part of a TopologyReport the live tests compare.
@@ -21,14 +22,14 @@ type liveReport struct {
 	Deployments []struct {
 		Name    string `json:"name"`
 		Domains []struct {
-			Value   string               `json:"value"`
-			Prefill inspect.RoleCapacity `json:"prefill"`
-			Decode  inspect.RoleCapacity `json:"decode"`
+			Value   string             `json:"value"`
+			Prefill model.RoleCapacity `json:"prefill"`
+			Decode  model.RoleCapacity `json:"decode"`
 		} `json:"domains"`
 	} `json:"deployments"`
-	Findings []inspect.Finding      `json:"findings"`
-	Notes    []inspect.Note         `json:"notes"`
-	Sources  []inspect.SourceStatus `json:"sources"`
+	Findings []model.Finding      `json:"findings"`
+	Notes    []model.Note         `json:"notes"`
+	Sources  []model.SourceStatus `json:"sources"`
 }
 
 // loadExample creates an example capture's Kubernetes objects in the real API
@@ -40,7 +41,7 @@ func loadExample(t *testing.T, e *kubeenv.Env, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := inspect.ReadCapture(bytes.NewReader(data), file)
+	b, err := capture.Read(bytes.NewReader(data), file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestTopologyLiveMatchesCapture(t *testing.T) {
 	e := kubeenv.Require(t, env)
 	loadExample(t, e, "prefill-only-zone-required.yaml")
 	ctx := context.Background()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +237,7 @@ func TestLiveSelectionMatchingNothingFails(t *testing.T) {
 	e := kubeenv.Require(t, env)
 	loadExample(t, e, "prefill-only-zone-required.yaml")
 	ctx := context.Background()
-	rbac, err := os.ReadFile("../../pkg/inspect/testdata/live/rbac.yaml")
+	rbac, err := os.ReadFile("../../test/fixtures/live/rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

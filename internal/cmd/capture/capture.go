@@ -18,8 +18,11 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/redact"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // Options are the inputs of the capture command.
@@ -40,7 +43,7 @@ type Options struct {
 
 	// Resolved by Complete.
 	namespace  string
-	collect    inspect.CollectOptions
+	collect    source.CollectOptions
 	restConfig *rest.Config
 }
 
@@ -145,13 +148,13 @@ func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b, err := inspect.Collect(ctx, o.collect)
+	b, err := source.Collect(ctx, o.collect)
 	if err != nil {
 		return err
 	}
-	red := inspect.Redact(b, inspect.RedactOptions{Secrets: o.secrets()})
+	red := redact.Redact(b, redact.Options{Secrets: o.secrets()})
 	var buf bytes.Buffer
-	if err := inspect.WriteCapture(&buf, red); err != nil {
+	if err := capture.Write(&buf, red); err != nil {
 		return err
 	}
 	out := buf.Bytes()
@@ -184,7 +187,7 @@ func (o *Options) secrets() []string {
 }
 
 // summary prints what was captured, and every note, to stderr.
-func (o *Options) summary(b *inspect.Bundle) {
+func (o *Options) summary(b *raw.Bundle) {
 	scope := "namespace " + b.Namespace
 	if o.AllNamespaces {
 		scope = "all namespaces"

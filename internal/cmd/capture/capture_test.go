@@ -15,7 +15,9 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/etcd"
 )
 
 var env *kubeenv.Env
@@ -57,7 +59,7 @@ func setup(t *testing.T) (ns, kubeconfig string) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"deployment.yaml", "rbac.yaml"} {
-		data, err := os.ReadFile("../../../pkg/inspect/testdata/live/" + f)
+		data, err := os.ReadFile("../../../test/fixtures/live/" + f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +87,7 @@ var planted = []string{"hf_PLANTEDdgdHFtokenXXXXXXXXXXXX", "hf_PLANTEDpodHFtoken
 
 func TestCaptureLive(t *testing.T) {
 	ns, kc := setup(t)
-	t.Setenv(inspect.EnvEtcdPassword, "planted-etcd-password-capture")
+	t.Setenv(etcd.EnvPassword, "planted-etcd-password-capture")
 	e := kubeenv.Require(t, env)
 	from, err := e.AuditOffset()
 	if err != nil {
@@ -101,7 +103,7 @@ func TestCaptureLive(t *testing.T) {
 			t.Errorf("planted secret %q leaked", s)
 		}
 	}
-	b, err := inspect.ReadCapture(strings.NewReader(r.Stdout), "stdout")
+	b, err := capture.Read(strings.NewReader(r.Stdout), "stdout")
 	if err != nil {
 		t.Fatalf("the capture does not read back: %v", err)
 	}
@@ -128,7 +130,7 @@ func TestCaptureLive(t *testing.T) {
 	if rj.ExitCode != 0 || !json.Valid([]byte(rj.Stdout)) {
 		t.Fatalf("-o json: exit %d, valid %v\n%s", rj.ExitCode, json.Valid([]byte(rj.Stdout)), rj.Stderr)
 	}
-	bj, err := inspect.ReadCapture(strings.NewReader(rj.Stdout), "json")
+	bj, err := capture.Read(strings.NewReader(rj.Stdout), "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,11 +184,11 @@ func TestCaptureRestricted(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	b, err := inspect.ReadCapture(strings.NewReader(r.Stdout), "x")
+	b, err := capture.Read(strings.NewReader(r.Stdout), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Notes) < 3 || !slices.ContainsFunc(b.Sources, func(s inspect.SourceStatus) bool { return s.Degraded }) {
+	if len(b.Notes) < 3 || !slices.ContainsFunc(b.Sources, func(s model.SourceStatus) bool { return s.Degraded }) {
 		t.Errorf("notes/sources not carried into the capture: %+v", b.Sources)
 	}
 }

@@ -15,7 +15,12 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/frontend"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/watch"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tui"
 )
@@ -35,11 +40,13 @@ type Options struct {
 	TokenFile  string
 	Tokenizer  string
 	SkewFactor float64
-	Sources    cmdutil.SourceFlags
+	// DynamoVersion is --dynamo-version ("" reads each deployment's release).
+	DynamoVersion string
+	Sources       cmdutil.SourceFlags
 
 	// Resolved by Complete.
 	namespace string
-	bundle    func(ctx context.Context) (*inspect.Bundle, error)
+	bundle    func(ctx context.Context) (*raw.Bundle, error)
 	// scope is what the command line selects; inventory lists the
 	// deployments of other namespaces when it matches nothing (live).
 	scope     cmdutil.Scope
@@ -47,11 +54,11 @@ type Options struct {
 	// live is the live collection (nil with --from-file): watched, and
 	// re-collected on a change; base is the last collection without the
 	// frontend, which Poll re-reads every --refresh.
-	live   *inspect.CollectOptions
+	live   *source.CollectOptions
 	baseMu sync.Mutex
-	base   *inspect.Bundle
+	base   *raw.Bundle
 	// kv holds the KV contents read with the last collection.
-	kv        []inspect.KvEvents
+	kv        []raw.KvEvents
 	theme     tui.Theme
 	tokenize  func(string) ([]uint32, error)
 	tokenText string
@@ -115,6 +122,7 @@ kubectl dynamo topology --watch.`,
 	fl.StringVar(&o.TokenFile, "token-file", "", "Read the route explorer's initial token ids from a file")
 	fl.StringVar(&o.Tokenizer, "tokenizer", "", "Tokenize prompts typed in the route explorer with this tokenizer.json (a path, or a Hugging Face model id in the local cache)")
 	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	o.Sources.AddFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("theme", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"dark", "light"}, cobra.ShellCompDirectiveNoFileComp
@@ -160,7 +168,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 			return err
 		}
 		// One client for the collections, the watch and the metric polls.
-		api, err := inspect.NewKubeAPI(opts.RESTConfig)
+		api, err := kube.NewAPI(opts.RESTConfig)
 		if err != nil {
 			return err
 		}
@@ -213,6 +221,9 @@ func (o *Options) Validate() error {
 	if o.FromFile == "" && o.Refresh < time.Second {
 		return cmdutil.FlagErrorf("--refresh must be at least 1s, got %s", o.Refresh)
 	}
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
 	if o.SkewFactor < 1 {
 		return cmdutil.FlagErrorf("--skew-factor must be at least 1 (a ratio factor), got %g", o.SkewFactor)
 	}
@@ -232,10 +243,10 @@ func (o *Options) Validate() error {
 
 // collect reads the live deployment: Kubernetes and etcd (kept as the base the
 // metric polls reuse), then the frontend.
-func (o *Options) collect(ctx context.Context) (*inspect.Bundle, error) {
+func (o *Options) collect(ctx context.Context) (*raw.Bundle, error) {
 	opts := *o.live
 	opts.NoFrontend = true
-	b, err := inspect.Collect(ctx, opts)
+	b, err := source.Collect(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +263,7 @@ func (o *Options) collect(ctx context.Context) (*inspect.Bundle, error) {
 //
 // With placements the KV placements stream is read too (on every collection,
 // which the watches trigger); metric polls reuse the last KV contents.
-func (o *Options) withFrontend(ctx context.Context, base *inspect.Bundle, placements bool) *inspect.Bundle {
+func (o *Options) withFrontend(ctx context.Context, base *raw.Bundle, placements bool) *raw.Bundle {
 	if o.live.NoFrontend {
 		return base
 	}
@@ -265,7 +276,7 @@ func (o *Options) withFrontend(ctx context.Context, base *inspect.Bundle, placem
 		b.KvEvents = o.kv
 		o.baseMu.Unlock()
 	}
-	fs := &inspect.FrontendSource{URL: o.live.FrontendURL, Placements: placements, Options: inspect.FrontendOptions{
+	fs := &source.FrontendSource{URL: o.live.FrontendURL, Placements: placements, Options: frontend.Options{
 		API: o.live.Kube, HTTPClient: o.live.HTTPClient, Timeout: o.live.FrontendTimeout, Now: o.live.Now}}
 	_ = fs.Collect(ctx, &b)
 	return &b
@@ -293,9 +304,9 @@ func (o *Options) load(ctx context.Context) (*tui.Data, error) {
 }
 
 // data turns a bundle into the dashboard's data.
-func (o *Options) data(b *inspect.Bundle) (*tui.Data, error) {
-	sel := func(s *inspect.Snapshot) error { return o.scope.Select(context.Background(), s, o.inventory) }
-	return tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor, Select: sel})
+func (o *Options) data(b *raw.Bundle) (*tui.Data, error) {
+	sel := func(s *model.Snapshot) error { return o.scope.Select(context.Background(), s, o.inventory) }
+	return tui.NewData(b, tui.DataOptions{Namespace: o.namespace, Name: o.Name, SkewFactor: o.SkewFactor, Select: sel, DynamoVersion: o.DynamoVersion})
 }
 
 // TUIOptions reads the data once and returns the dashboard's options: the
@@ -306,15 +317,15 @@ func (o *Options) data(b *inspect.Bundle) (*tui.Data, error) {
 // re-reads the frontend's metrics. A client that cannot watch at all, or a
 // watch degraded from the start, falls back to re-collecting every --refresh.
 func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
-	var watch func(context.Context) (tui.WatchUpdate, bool)
+	var watchNext func(context.Context) (tui.WatchUpdate, bool)
 	var poll tui.Loader
 	if o.live != nil {
-		if w, err := inspect.StartWatch(ctx, *o.live, inspect.WatchOptions{}); err == nil {
-			watch = func(ctx context.Context) (tui.WatchUpdate, bool) {
+		if w, err := watch.Start(ctx, *o.live, watch.Options{}); err == nil {
+			watchNext = func(ctx context.Context) (tui.WatchUpdate, bool) {
 				n, ok := w.Next(ctx)
 				return tui.WatchUpdate{Changed: n.Changed, State: string(n.Status.State), Detail: n.Status.Detail, Stale: n.Status.Stale}, ok
 			}
-			if w.Status().State != inspect.WatchDegraded {
+			if w.Status().State != watch.Degraded {
 				poll = o.poll
 			}
 		}
@@ -329,14 +340,14 @@ func (o *Options) TUIOptions(ctx context.Context) (tui.Options, error) {
 	if o.FromFile != "" {
 		mode, refresh, load = "capture "+o.FromFile, 0, nil
 	}
-	if watch != nil && poll != nil && o.live.NoFrontend {
+	if watchNext != nil && poll != nil && o.live.NoFrontend {
 		refresh = 0 // everything is watched: nothing to poll
 	}
 	return tui.Options{
 		Initial: d, Load: load, Refresh: refresh, Mode: mode,
 		Theme: o.theme, Color: o.IO.ColorEnabled(), Out: o.IO.TerminalOut(), Now: o.Now,
 		Tokens: o.tokenText, Tokenize: o.tokenize, Context: ctx,
-		Watch: watch, Poll: poll,
+		Watch: watchNext, Poll: poll,
 	}, nil
 }
 

@@ -1,4 +1,4 @@
 // Package dashboard implements `kubectl dynamo dashboard`: the interactive
 // Bubble Tea dashboard (pkg/tui) over a live deployment, re-collected with
-// inspect.Collect every --refresh, or over a capture file, fully offline.
+// source.Collect every --refresh, or over a capture file, fully offline.
 package dashboard

@@ -19,8 +19,12 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -88,7 +92,7 @@ type Options struct {
 	scope     cmdutil.Scope
 	inventory cmdutil.Inventory
 	live      *liveSource
-	load      func(ctx context.Context) (*inspect.Bundle, error)
+	load      func(ctx context.Context) (*raw.Bundle, error)
 	// indexAhead is the capture's KV index being built in the background.
 	indexAhead *explain.IndexAhead
 	input      explain.Options
@@ -212,7 +216,7 @@ random pick), 1 error.`,
 	}
 	fl.StringVar(&o.Enforcement, "enforcement", "", "What-if transfer enforcement for every prefill worker: required|preferred|off")
 	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode: round-robin|random|power-of-two|least-loaded|device-aware-weighted|direct|kv")
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "Reproduce an older Dynamo release: a version (e.g. 1.1.0) or a profile ("+profileNames()+")")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
 	fl.Float64Var(&o.Thresholds.decodeBlocks, "active-decode-blocks-threshold", 0, "What-if busy threshold: fraction of KV blocks in use that marks a worker overloaded")
 	fl.Uint64Var(&o.Thresholds.prefillTokens, "active-prefill-tokens-threshold", 0, "What-if busy threshold: active prefill tokens that mark a worker overloaded")
@@ -229,9 +233,9 @@ random pick), 1 error.`,
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	cmd.ValidArgsFunction = completion.MaxArgs(1, completion.Deployments(f))
 	_ = cmd.RegisterFlagCompletionFunc("exclude-worker", completion.Pods(f, completion.Arg(0)))
-	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), inspect.RolePrefill))
+	_ = cmd.RegisterFlagCompletionFunc("prefill", completion.Pods(f, completion.Arg(0), model.RolePrefill))
 	_ = cmd.RegisterFlagCompletionFunc("domain-down", completion.DomainValues(f, completion.Arg(0)))
-	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Arg(0), inspect.RoleDecode))
+	_ = cmd.RegisterFlagCompletionFunc("decode", completion.Pods(f, completion.Arg(0), model.RoleDecode))
 	_ = cmd.RegisterFlagCompletionFunc("router-mode", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var out []string
 		for _, m := range routecore.RouterModes {
@@ -241,13 +245,6 @@ random pick), 1 error.`,
 	})
 	_ = cmd.RegisterFlagCompletionFunc("enforcement", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"required", "preferred", "off"}, cobra.ShellCompDirectiveNoFileComp
-	})
-	_ = cmd.RegisterFlagCompletionFunc("dynamo-version", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		var out []string
-		for _, p := range routecore.Profiles() {
-			out = append(out, string(p))
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
@@ -297,7 +294,7 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 	if err := o.stdinOnce(); err != nil {
 		return err
 	}
-	in := explain.Options{AssumeIdle: o.AssumeIdle, Seed: o.Seed, SeedGiven: cmd.Flags().Changed("seed"), BlockSize: o.BlockSize}
+	in := explain.Options{AssumeIdle: o.AssumeIdle, Seed: o.Seed, SeedGiven: cmd.Flags().Changed("seed"), BlockSize: o.BlockSize, DynamoVersion: o.DynamoVersion}
 	k := &in.Knobs
 	floatDst := map[string]**float64{
 		"overlap-score-credit": &k.OverlapScoreCredit, "overlap-score-credit-decay": &k.OverlapScoreCreditDecay,
@@ -333,11 +330,12 @@ func (o *Options) completeInputs(cmd *cobra.Command) error {
 		}
 		k.RouterMode = &m
 	}
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
 	if o.DynamoVersion != "" {
-		p, err := explain.ProfileForVersion(o.DynamoVersion)
-		if err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
+		rel, _ := behavior.ParseRelease(o.DynamoVersion)
+		p := rel.Profile()
 		k.Profile = &p
 		o.profileWhy = profileWhy(o.DynamoVersion, p)
 	}
@@ -472,7 +470,7 @@ func (o *Options) Run(ctx context.Context) error {
 		o.indexAhead = explain.StartIndexAhead(b)
 		defer o.indexAhead.Wait()
 	}
-	snap, err := inspect.Build(b)
+	snap, err := build.Build(b)
 	if err != nil {
 		return err
 	}
@@ -492,7 +490,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	// Old data is said first: it qualifies everything below it.
-	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
+	snap.Notes = append(analysis.FreshnessNotes(snap, o.Now()), snap.Notes...)
 	x, err := explain.Explain(explain.Input{Snapshot: snap, Deployment: dep, Request: req, KV: kv, Options: o.input})
 	if err != nil {
 		return explainErr(err)
@@ -501,7 +499,7 @@ func (o *Options) Run(ctx context.Context) error {
 		x.Assumptions = append(x.Assumptions, o.profileWhy)
 	}
 	for _, n := range append(notes, kvNotes...) {
-		x.Notes = append(x.Notes, inspect.Note{Severity: inspect.NoteWarning, Source: inspect.SourceFrontend, Deployment: dep.Key(), Message: n})
+		x.Notes = append(x.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceFrontend, Deployment: dep.Key(), Message: n})
 	}
 	if err := o.print(x); err != nil {
 		return err
@@ -520,7 +518,7 @@ func explainErr(err error) error {
 // pickDeployment selects the deployment: the named one, or the only one. A
 // namespace or name that matches nothing is an error listing what exists
 // (cmdutil.Scope.Select, the rule every data command follows).
-func (o *Options) pickDeployment(ctx context.Context, s *inspect.Snapshot) (*inspect.Deployment, error) {
+func (o *Options) pickDeployment(ctx context.Context, s *model.Snapshot) (*model.Deployment, error) {
 	if err := o.scope.Select(ctx, s, o.inventory); err != nil {
 		var he *cmdutil.HintError
 		if suffix := noteSuffix(s); suffix != "" && errors.As(err, &he) {
@@ -550,10 +548,10 @@ func (o *Options) pickDeployment(ctx context.Context, s *inspect.Snapshot) (*ins
 		cmdutil.CommandLine("explain-route", o.scope.Source, "-n", first.Namespace, first.Name))
 }
 
-func noteSuffix(s *inspect.Snapshot) string {
+func noteSuffix(s *model.Snapshot) string {
 	var msgs []string
 	for _, n := range s.Notes {
-		if n.Severity == inspect.NoteWarning {
+		if n.Severity == model.NoteWarning {
 			msgs = append(msgs, n.Message)
 		}
 	}
@@ -572,7 +570,7 @@ func (o *Options) print(x *explain.Explanation) error {
 		// The notes, which the report prints under Notes:, go to stderr: the
 		// rows stay parseable and old or degraded data is not silent.
 		for _, n := range x.Notes {
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
 			}
 		}
@@ -584,7 +582,7 @@ func (o *Options) print(x *explain.Explanation) error {
 // checkDomainKeys refuses a --domain-down KEY that nothing of dep carries
 // (not its transfer domain, no published topology domain, no node or pod
 // label), suggesting the domain it most resembles: zon=… is zone=….
-func (o *Options) checkDomainKeys(dep *inspect.Deployment) error {
+func (o *Options) checkDomainKeys(dep *model.Deployment) error {
 	if len(o.DomainDown) == 0 {
 		return nil
 	}
@@ -633,7 +631,7 @@ func (o *Options) checkDomainKeys(dep *inspect.Deployment) error {
 }
 
 // profileWhy is the assumption a --dynamo-version VERSION makes: the profile
-// it selects and the rule (explain.ProfileForVersion: releases before 1.2
+// it selects and the rule (behavior.Release.Profile: releases before 1.2
 // route with the pre-clamp selector, 1.2 with the latest one but multimodal
 // mm_hashes appended to the block bytes, 1.3 and later with the latest one,
 // which a release newer than this build is assumed to keep). "" when v

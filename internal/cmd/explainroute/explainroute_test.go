@@ -419,7 +419,7 @@ func TestExplainRouteNoHeaders(t *testing.T) {
 
 // TestExplainRouteDynamoVersionSaysWhy: a version given to --dynamo-version
 // names the profile it selects and why, as an assumption; the rule stated
-// agrees with explain.ProfileForVersion on both sides of its boundary.
+// agrees with behavior.Release.Profile on both sides of its boundary.
 func TestExplainRouteDynamoVersionSaysWhy(t *testing.T) {
 	tests := []struct{ version, profile, why string }{
 		{"9.9", "latest", "--dynamo-version 9.9 selects profile latest: Dynamo 1.3 and later route with the latest selector and hash multimodal placeholders as pad values (#10328), and a release newer than this build knows is assumed to keep it (or name a profile: latest, legacy-v1.2, legacy-v1.1, legacy-tree-size)"},

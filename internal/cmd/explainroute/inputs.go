@@ -12,45 +12,49 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/frontend"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
 )
 
 // liveSource reads a live deployment and reaches its frontend.
 type liveSource struct {
-	opts inspect.CollectOptions
-	api  inspect.KubeAPI
+	opts source.CollectOptions
+	api  kube.API
 	http *http.Client
 }
 
 // newLiveSource wraps cmdutil's live options (one Kubernetes client, the
 // SSRF-safe HTTP client) for the frontend and indexer reads.
-func newLiveSource(opts inspect.CollectOptions) *liveSource {
+func newLiveSource(opts source.CollectOptions) *liveSource {
 	return &liveSource{opts: opts, api: opts.Kube, http: opts.HTTPClient}
 }
 
-func (l *liveSource) collect(ctx context.Context) (*inspect.Bundle, error) {
-	return inspect.Collect(ctx, l.opts)
+func (l *liveSource) collect(ctx context.Context) (*raw.Bundle, error) {
+	return source.Collect(ctx, l.opts)
 }
 
 // frontend returns the deployment's frontend target and the options to reach it.
-func (l *liveSource) frontend(b *inspect.Bundle, dep *inspect.Deployment, timeout time.Duration) (inspect.FrontendTarget, inspect.FrontendOptions, bool) {
-	fo := inspect.FrontendOptions{API: l.api, HTTPClient: l.http, Timeout: timeout, Now: l.opts.Now}
+func (l *liveSource) frontend(b *raw.Bundle, dep *model.Deployment, timeout time.Duration) (frontend.Target, frontend.Options, bool) {
+	fo := frontend.Options{API: l.api, HTTPClient: l.http, Timeout: timeout, Now: l.opts.Now}
 	if l.opts.FrontendURL != "" {
-		return inspect.FrontendTarget{Namespace: dep.Namespace, Deployment: dep.Name, URL: l.opts.FrontendURL}, fo, true
+		return frontend.Target{Namespace: dep.Namespace, Deployment: dep.Name, URL: l.opts.FrontendURL}, fo, true
 	}
-	targets, _ := inspect.FrontendTargets(b.Objects)
+	targets, _ := frontend.Targets(b.Objects)
 	for _, t := range targets {
 		if t.Namespace == dep.Namespace && t.Deployment == dep.Name {
 			return t, fo, true
 		}
 	}
-	return inspect.FrontendTarget{}, fo, false
+	return frontend.Target{}, fo, false
 }
 
 // resolveRequest produces the token ids: given, from the frontend's /tokenize,
 // or from a local tokenizer. Notes say what fell back to what.
-func (o *Options) resolveRequest(ctx context.Context, b *inspect.Bundle, dep *inspect.Deployment) (explain.Request, []string, error) {
+func (o *Options) resolveRequest(ctx context.Context, b *raw.Bundle, dep *model.Deployment) (explain.Request, []string, error) {
 	r := o.request
 	var notes []string
 	switch {
@@ -88,7 +92,7 @@ func (o *Options) resolveRequest(ctx context.Context, b *inspect.Bundle, dep *in
 		case !ok:
 			notes = append(notes, "no frontend Service found for "+dep.Key()+": the prompt was tokenized locally (pass --frontend-url to use the frontend's /tokenize)")
 		default:
-			res, err := fo.Tokenize(ctx, t, inspect.TokenizeRequest{Model: model, Prompt: prompt, Messages: messages, AddSpecialTokens: o.addSpecial()})
+			res, err := fo.Tokenize(ctx, t, frontend.TokenizeRequest{Model: model, Prompt: prompt, Messages: messages, AddSpecialTokens: o.addSpecial()})
 			if err == nil {
 				if len(res.Tokens) == 0 {
 					return r, nil, cmdutil.FlagErrorf("the frontend tokenized the prompt into no tokens: give a non-empty prompt")
@@ -222,7 +226,7 @@ func parseMessages(data []byte) (json.RawMessage, error) {
 	return json.RawMessage(data), nil
 }
 
-func modelOf(dep *inspect.Deployment) string {
+func modelOf(dep *model.Deployment) string {
 	model := ""
 	for _, w := range dep.Workers {
 		for _, in := range w.Instances {
@@ -236,7 +240,7 @@ func modelOf(dep *inspect.Deployment) string {
 
 // resolveKV reads the KV-cache contents: --cold, a standalone indexer, the
 // frontend's placements stream, or the capture's KvEvents.
-func (o *Options) resolveKV(ctx context.Context, b *inspect.Bundle, dep *inspect.Deployment, req explain.Request) (explain.KVCache, []string, error) {
+func (o *Options) resolveKV(ctx context.Context, b *raw.Bundle, dep *model.Deployment, req explain.Request) (explain.KVCache, []string, error) {
 	if o.Cold {
 		return explain.KVCache{Kind: explain.KVCold, Detail: "cold: no cached blocks assumed (--cold)"}, nil, nil
 	}
@@ -257,9 +261,9 @@ func (o *Options) resolveKV(ctx context.Context, b *inspect.Bundle, dep *inspect
 		return explain.IndexCache(ix, "capture KvEvents ("+strings.Join(names, ", ")+")", b.CollectedAt), notes, nil
 	}
 	if o.IndexerURL != "" {
-		res, err := inspect.QueryIndexer(ctx, o.live.http, o.IndexerURL, inspect.IndexerQuery{
+		res, err := frontend.QueryIndexer(ctx, o.live.http, o.IndexerURL, frontend.IndexerQuery{
 			TokenIDs: req.Tokens, ModelName: modelOf(dep), RoutingGroup: o.IndexerGroup, LoraName: req.LoraName, CacheSalt: req.CacheNamespace,
-		}, inspect.IndexerOptions{Timeout: o.KVTimeout})
+		}, frontend.IndexerOptions{Timeout: o.KVTimeout})
 		if err != nil {
 			return explain.KVCache{}, nil, cmdutil.WithHint(fmt.Errorf("--indexer-url: %w", err), "Check the indexer URL, or drop --indexer-url to use the frontend's placements stream (--cold assumes an empty cache)")
 		}
@@ -291,7 +295,7 @@ func (o *Options) resolveKV(ctx context.Context, b *inspect.Bundle, dep *inspect
 	return kv, notes, nil
 }
 
-func deploymentBlockSize(dep *inspect.Deployment) int {
+func deploymentBlockSize(dep *model.Deployment) int {
 	for _, w := range dep.Workers {
 		for _, in := range w.Instances {
 			if in.BlockSize > 0 {

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -50,7 +51,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	}
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.bold(fmt.Sprintf("%-12s", k+":")), v) }
 
-	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", x.Namespace, x.Deployment, st.bold("Context:"), orDash(x.Context), st.bold("Model:"), orDash(x.Model)))
+	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s   %s %s", x.Namespace, x.Deployment, st.bold("Context:"), orDash(x.Context), st.bold("Model:"), orDash(x.Model), st.bold("Dynamo:"), x.Dynamo.Short()))
 	kv("Router mode", x.RouterModeLine())
 	r := x.Request
 	tail := r.TokenCount - len(r.Blocks)*r.BlockSize
@@ -106,9 +107,12 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 		kv("Constraints", constraintsLine(r.Constraints.RequiredTaints, r.Constraints.PreferredTaints))
 	}
 	kv("Router", routerLine(x))
-	if x.Verdict.Routable {
+	switch {
+	case x.Verdict.Routable:
 		kv("Mode", string(x.Mode)+" — "+x.Summary)
-	} else {
+	case x.Mode == "":
+		kv("Mode", "- — "+x.Summary) // refused before either hop
+	default:
 		kv("Mode", string(x.Mode))
 	}
 	if x.Conditional != nil {
@@ -200,7 +204,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	b.WriteString("\n" + st.bold("Sources:") + "\n")
 	for _, s := range x.Sources {
 		at := ""
-		if stamp := inspect.Stamp(s.At, now); stamp != "" {
+		if stamp := analysis.Stamp(s.At, now); stamp != "" {
 			at = " (" + stamp + ")"
 		}
 		fmt.Fprintf(&b, "  %-14s %s%s\n", s.What, s.Detail, at)
@@ -221,7 +225,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 		b.WriteString(st.bold("Notes:") + "\n")
 		for _, n := range x.Notes {
 			sym := "i"
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				sym = st.warn("!")
 			}
 			fmt.Fprintf(&b, "  %s %s\n", sym, n.Message)

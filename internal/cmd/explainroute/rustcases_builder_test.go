@@ -29,7 +29,10 @@ const (
 	rcNamespace = "rust"
 	rcDynNS     = "rust-vectors"
 	rcModel     = "rust/selector-vectors"
-	rcImage     = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.0"
+	// The Rust vectors are the newest upstream's tests: the capture runs a
+	// release whose rules are the newest (a worker set's router_config
+	// holds for its own hop from 1.4 on, docs/compatibility.md).
+	rcImage = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0"
 )
 
 // rcLoad is one worker_id/dp_rank sample pair of the frontend's /metrics.
@@ -132,7 +135,7 @@ func (d rcDeployment) Write(t *testing.T) string {
 	list := rcObj{"apiVersion": "v1", "kind": "List",
 		"metadata": rcObj{"annotations": rcObj{
 			// Five minutes before cmdtest's clock: a fresh capture draws no
-			// age warning (pkg/inspect.FreshnessNotes).
+			// age warning (pkg/analysis.FreshnessNotes).
 			"kubectl-dynamo.io/collected-at": "2026-11-22T11:55:00Z",
 			"kubectl-dynamo.io/context":      "rust-vectors",
 		}},

@@ -827,10 +827,11 @@ func TestRustCasesBadInput(t *testing.T) {
 			code: 1, wantErr: "--exclude-worker vectors-0-frontend-5d8f7: no worker pod of rust/vectors has that name (workers: vectors-worker-10)"},
 		{name: "deployment with no workers", args: []string{"--from-file", noWorkers, "--tokens", "1,2,3"},
 			code: 2, check: func(t *testing.T, x *explain.Explanation) {
-				if x.Deployment != "empty" || x.Verdict.Routable || x.Verdict.Error != "NoEndpoints" || x.Verdict.Cause == "" || x.Verdict.Fix == "" {
-					t.Errorf("verdict %+v, want NoEndpoints with a cause and a fix", x.Verdict)
+				// No worker live: the frontend does not serve the model at all.
+				if x.Deployment != "empty" || x.Verdict.Routable || x.Verdict.Stage != explain.StageFrontend || x.Verdict.Error != "ModelNotReady" || x.Verdict.Cause == "" || x.Verdict.Fix == "" {
+					t.Errorf("verdict %+v, want ModelNotReady at the frontend with a cause and a fix", x.Verdict)
 				}
-				if x.Prefill != nil || x.Decode == nil || len(x.Decode.Candidates) != 0 {
+				if x.Prefill != nil || x.Decode != nil {
 					t.Errorf("stages prefill %+v decode %+v", x.Prefill, x.Decode)
 				}
 			}},

@@ -7,7 +7,7 @@ import (
 )
 
 // TestExplainRouteUpstreamExamples: one request through each of Dynamo's
-// single-node example deployments as rebuilt in pkg/inspect/testdata/upstream
+// single-node example deployments as rebuilt in test/fixtures/upstream
 // (with their DynamoWorkerMetadata): the aggregated ones serve it aggregated on
 // their only worker component (VllmDecodeWorker and SGLang's decode included),
 // the disaggregated ones prefill on a prefill worker and decode on a decode
@@ -16,7 +16,7 @@ import (
 // DynamoWorkerMetadata, so no worker is known to the router: NoEndpoints at
 // decode under kv (docs/upstream-shapes.md).
 func TestExplainRouteUpstreamExamples(t *testing.T) {
-	const dir = "pkg/inspect/testdata/upstream/"
+	const dir = "test/fixtures/upstream/"
 	tests := []struct {
 		file                 string
 		router, mode         string
@@ -45,8 +45,11 @@ func TestExplainRouteUpstreamExamples(t *testing.T) {
 		{"trtllm-disagg-v1beta1.yaml", "round-robin", "disaggregated", "trtllm-disagg-0-prefill-", "trtllm-disagg-0-decode-", ""},
 		{"trtllm-disagg-router-v1alpha1.yaml", "kv", "disaggregated", "trtllm-v1-disagg-router-0-trtllmprefillworker-", "trtllm-v1-disagg-router-0-trtllmdecodeworker-", ""},
 		{"trtllm-disagg-router-v1beta1.yaml", "kv", "disaggregated", "trtllm-v1-disagg-router-0-prefill-", "trtllm-v1-disagg-router-0-decode-", ""},
-		{"vllm-disagg-multinode-v1alpha1.yaml", "kv", "aggregated", "", "", "NoEndpoints"},
-		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", "kv", "aggregated", "", "", "NoEndpoints"},
+		// Before the workers register, the frontend has no instance and does not
+		// serve the model; once they have, requests route disaggregated.
+		{"vllm-disagg-multinode-v1alpha1.yaml", "kv", "", "", "", "ModelNotReady"},
+		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", "kv", "", "", "", "ModelNotReady"},
+		{"vllm-disagg-multinode-v1alpha1-registered.yaml", "kv", "disaggregated", "vllm-disagg-0-ctx-0-ctx-ldr-", "vllm-disagg-0-gen-0-gen-ldr-", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
 )
@@ -160,11 +160,11 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 		return err
 	}
 	o.mm = mm
-	p, err := explain.ProfileForVersion(o.DynamoVersion)
-	if err != nil {
-		return cmdutil.FlagErrorf("--dynamo-version: %v", err)
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
 	}
-	b, err := p.Behavior()
+	rel, _ := behavior.ParseRelease(o.DynamoVersion)
+	b, err := rel.Profile().Behavior()
 	if err != nil {
 		return cmdutil.FlagErrorf("--dynamo-version: %v", err)
 	}

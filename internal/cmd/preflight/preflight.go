@@ -16,8 +16,10 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // Options are the inputs of the preflight command.
@@ -31,6 +33,9 @@ type Options struct {
 	Output    cmdutil.OutputFlags
 	FailOn    string
 	ExitZero  bool
+	// DynamoVersion is --dynamo-version: the release the manifests are
+	// checked for ("" reads it from their images).
+	DynamoVersion string
 
 	// namespace is where manifests without one go.
 	namespace string
@@ -42,7 +47,7 @@ type Options struct {
 
 // NewCmdPreflight builds the command. runF, when set, replaces the run step (tests).
 func NewCmdPreflight(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(inspect.SeverityError)}
+	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(model.SeverityError)}
 	cmd := &cobra.Command{
 		Use:   "preflight -f MANIFEST [MANIFEST...] [--nodes-from CAPTURE | --no-cluster]",
 		Short: "Check a DynamoGraphDeployment manifest before applying it: placement per topology domain, prefill without decode",
@@ -90,6 +95,7 @@ reaches --fail-on, 2 when one does, 1 on errors.`,
 	fl.StringVar(&o.NodesFrom, "nodes-from", "", "Predict against the nodes (and pods, Grove topology objects) of a capture file instead of the cluster")
 	fl.BoolVar(&o.NoCluster, "no-cluster", false, "Check the manifests only: read no cluster, even when a kubeconfig exists")
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
@@ -129,12 +135,16 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 		if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
 			o.context = *f.ConfigFlags.Context
 		}
-		api, err := inspect.NewKubeAPI(cfg)
+		api, err := kube.NewAPI(cfg)
 		if err != nil {
 			return err
 		}
 		o.cluster = func(ctx context.Context, exclude []string) (*preflight.Cluster, error) {
-			return preflight.ReadCluster(ctx, api, o.context, o.Now(), exclude)
+			r, err := kube.ReadCluster(ctx, api, o.context, o.Now())
+			if err != nil {
+				return nil, err
+			}
+			return preflight.ClusterFrom(r, exclude), nil
 		}
 	}
 	return nil //nolint:nilerr // no kubeconfig means no cluster to read, not a failure
@@ -142,6 +152,9 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
 	if err := o.Output.Validate(); err != nil {
 		return err
 	}
@@ -166,7 +179,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := preflight.Options{Manifests: manifests, Context: o.context, Notes: notes}
+	opts := preflight.Options{Manifests: manifests, Context: o.context, Notes: notes, DynamoVersion: o.DynamoVersion}
 	if o.cluster != nil {
 		var exclude []string
 		for _, m := range manifests {
@@ -177,7 +190,7 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 		opts.Cluster = cl
-		opts.Sources = []inspect.SourceStatus{cl.Source}
+		opts.Sources = []model.SourceStatus{cl.Source}
 	}
 	r := preflight.Check(opts)
 	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
@@ -199,7 +212,7 @@ func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster
 	return o.captureCluster(b, path, exclude), nil
 }
 
-func (o *Options) captureCluster(b *inspect.Bundle, path string, exclude []string) *preflight.Cluster {
+func (o *Options) captureCluster(b *raw.Bundle, path string, exclude []string) *preflight.Cluster {
 	var objs []*unstructured.Unstructured
 	hasNodes := false
 	for _, u := range b.Objects {
@@ -209,11 +222,11 @@ func (o *Options) captureCluster(b *inspect.Bundle, path string, exclude []strin
 		hasNodes = hasNodes || u.GetKind() == "Node"
 	}
 	cl := preflight.NewCluster(objs, exclude)
-	cl.Source = inspect.SourceStatus{Kind: inspect.SourceCapture, Detail: path, At: b.CollectedAt}
-	cl.Notes = append(cl.Notes, inspect.Note{Severity: inspect.NoteInfo, Source: inspect.SourceCapture,
+	cl.Source = model.SourceStatus{Kind: model.SourceCapture, Detail: path, At: b.CollectedAt}
+	cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteInfo, Source: model.SourceCapture,
 		Message: "a capture holds the nodes its deployments' pods ran on and only those pods: nodes without Dynamo pods and GPUs requested by other workloads are not known"})
 	if !hasNodes {
-		cl.Notes = append(cl.Notes, inspect.Note{Severity: inspect.NoteWarning, Source: inspect.SourceCapture, Message: "the capture holds no Node: every component is predicted unschedulable"})
+		cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceCapture, Message: "the capture holds no Node: every component is predicted unschedulable"})
 	}
 	return cl
 }
@@ -234,7 +247,7 @@ func flatten(u *unstructured.Unstructured) []*unstructured.Unstructured {
 }
 
 // readManifests reads every -f into DGDs; other kinds are skipped with a note.
-func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) {
+func (o *Options) readManifests() ([]preflight.Manifest, []model.Note, error) {
 	var files []string
 	for _, f := range o.Filenames {
 		if f == "-" {
@@ -266,7 +279,7 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 		}
 	}
 	var out []preflight.Manifest
-	var notes []inspect.Note
+	var notes []model.Note
 	skipped := map[string]int{}
 	for _, f := range files {
 		b, err := cmdutil.ReadCaptureFile(o.in, f, "-f")
@@ -292,7 +305,7 @@ func (o *Options) readManifests() ([]preflight.Manifest, []inspect.Note, error) 
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
 		}
 		sort.Strings(kinds)
-		notes = append(notes, inspect.Note{Severity: inspect.NoteInfo, Source: "manifest", Message: "not checked (not a DynamoGraphDeployment): " + strings.Join(kinds, ", ")})
+		notes = append(notes, model.Note{Severity: model.NoteInfo, Source: "manifest", Message: "not checked (not a DynamoGraphDeployment): " + strings.Join(kinds, ", ")})
 	}
 	if len(out) == 0 {
 		return nil, nil, cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment in %s", strings.Join(o.Filenames, ", ")),
@@ -311,7 +324,7 @@ func filenames(fs []string) []cmdutil.NamedInput {
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.
 func (o *Options) exitFor(r *preflight.Report) error {
-	sev := make([]inspect.Severity, len(r.Findings))
+	sev := make([]model.Severity, len(r.Findings))
 	for i, f := range r.Findings {
 		sev[i] = f.Severity
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
 )
 
@@ -28,7 +28,7 @@ func (o *Options) print(r *preflight.Report) error {
 	w := o.IO.Out
 	if o.Output.NoHeaders {
 		for _, n := range r.Notes {
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
 			}
 		}
@@ -57,8 +57,8 @@ func (o *Options) print(r *preflight.Report) error {
 	}
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
-		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
-			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode))
+		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
+			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
 		if err := flush(); err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func componentTable(d *preflight.DeploymentReport) *printers.Table {
 				vs = append(vs, orNone(v))
 			}
 			land = strings.Join(printers.Cells(vs), " ")
-		case c.Role == string(inspect.RolePrefill) || c.Role == string(inspect.RoleDecode):
+		case c.Role == string(model.RolePrefill) || c.Role == string(model.RoleDecode):
 			if d.Policy != nil && c.EligibleNodes != nil {
 				land = "nowhere"
 			}
@@ -173,7 +173,7 @@ func domainTable(d *preflight.DeploymentReport, cluster bool) *printers.Table {
 	return t
 }
 
-func policyLine(p *inspect.PolicySummary) string {
+func policyLine(p *model.PolicySummary) string {
 	if p == nil {
 		return "none (no kvTransferPolicy)"
 	}

@@ -8,13 +8,13 @@ import (
 )
 
 // TestPreflightUpstreamExamples: preflight on the DGD alone of each of Dynamo's
-// example deployments (pkg/inspect/testdata/upstream/manifest-*, the DGDs of
+// example deployments (test/fixtures/upstream/manifest-*, the DGDs of
 // examples/backends/*/deploy as upstream writes them): the roles it decides
 // without pods or cards, its findings and its exit code. The aggregated
 // examples' only worker component is aggregated, whatever its name
 // (VllmDecodeWorker, decode): never a decode component without prefill.
 func TestPreflightUpstreamExamples(t *testing.T) {
-	const dir = "pkg/inspect/testdata/upstream/manifest-"
+	const dir = "test/fixtures/upstream/manifest-"
 	const (
 		agg     = "aggregated (only worker component, no role flag)"
 		arg     = "(arg --disaggregation-mode)"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/plot"
 )
@@ -16,7 +16,7 @@ import (
 // chartWidth is the terminal chart's width.
 const chartWidth = 100
 
-func (o *Options) print(r *simulate.Report, notes []inspect.Note) error {
+func (o *Options) print(r *simulate.Report, notes []model.Note) error {
 	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
 		return err
 	}
@@ -24,7 +24,7 @@ func (o *Options) print(r *simulate.Report, notes []inspect.Note) error {
 	wide := o.Output.Format == cmdutil.OutputWide
 	if o.Output.NoHeaders {
 		for _, n := range notes {
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
 			}
 		}
@@ -35,10 +35,10 @@ func (o *Options) print(r *simulate.Report, notes []inspect.Note) error {
 
 // printReport writes the human form: what was replayed, the comparison
 // table, each variant's domains and failures, the chart, and the notes.
-func printReport(w io.Writer, r *simulate.Report, notes []inspect.Note, wide bool, st cmdutil.Style) error {
+func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool, st cmdutil.Style) error {
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.Bold(fmt.Sprintf("%-11s", k+":")), v) }
-	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model)))
+	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model), st.Bold("Dynamo:"), r.Dynamo.Short()))
 	t := r.Trace
 	traffic := fmt.Sprintf("%s (%s): %s requests, %s input + %s output tokens over %s", t.Source, t.Format, count(t.Requests),
 		count(int(t.InputTokens)), count(int(t.OutputTokens)), fmtDur(t.DurationMs))
@@ -68,10 +68,18 @@ func printReport(w io.Writer, r *simulate.Report, notes []inspect.Note, wide boo
 		b.Reset()
 		fmt.Fprintf(&b, "\n%s %s\n", st.Bold(v.Name+":"), headline(v))
 		for _, f := range v.Failures {
-			fmt.Fprintf(&b, "  %s %d %s at the %s hop, e.g. %s\n", st.Severity(inspect.SeverityError, "✗"), f.Count, f.Kind, f.Stage, f.Example)
+			fmt.Fprintf(&b, "  %s %d %s at the %s hop, e.g. %s\n", st.Severity(model.SeverityError, "✗"), f.Count, f.Kind, f.Stage, f.Example)
 		}
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
+		}
+		if len(v.Domains) == 0 {
+			// No worker took part (the frontend refused every request, or none
+			// is routable): an empty table would say nothing.
+			if _, err := io.WriteString(w, "  (no worker is routable: no per-"+strings.ToLower(domain)+" figures)\n"); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := domainTable(v, domain).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
 			return err
@@ -131,7 +139,7 @@ func comparison(r *simulate.Report, st cmdutil.Style) *printers.Table {
 	for _, v := range r.Variants {
 		failed := "0"
 		if v.Failed > 0 {
-			failed = st.Severity(inspect.SeverityError, fmt.Sprintf("%s (%s)", count(v.Failed), pct(float64(v.Failed)/float64(max(v.Requests, 1)))))
+			failed = st.Severity(model.SeverityError, fmt.Sprintf("%s (%s)", count(v.Failed), pct(float64(v.Failed)/float64(max(v.Requests, 1)))))
 		}
 		n := v.SameDomainTransfers + v.CrossDomainTransfers + v.UnknownDomainTransfers
 		cross := "-"

@@ -19,15 +19,20 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/dynosim"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/plot"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate/trace"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/frontend"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/tokenizer"
 )
 
@@ -69,8 +74,8 @@ type Options struct {
 	namespace string
 	scope     cmdutil.Scope
 	inventory cmdutil.Inventory
-	live      *inspect.CollectOptions
-	load      func(ctx context.Context) (*inspect.Bundle, error)
+	live      *source.CollectOptions
+	load      func(ctx context.Context) (*raw.Bundle, error)
 	variants  []simulate.Variant
 	engine    simulate.Engine
 	failOn    float64 // failed share above which the exit is 2; <0: never
@@ -159,7 +164,7 @@ allows, 1 error.`,
 	fl.BoolVar(&o.AssumeIdle, "assume-idle", false, "Start with idle workers (ignore the observed loads)")
 	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
 	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode for every variant: "+modeNames())
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "Reproduce an older Dynamo release: a version (e.g. 1.1.0) or a profile")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests: any, none, or a percentage such as 1%")
 	fl.StringVar(&o.Plot, "plot", "", "Also write an SVG chart of the comparison to this file")
 	fl.StringVar(&o.ExportDynoSim, "export-dynosim", "", "Also write the deployment and traffic as a DynoSim (aisimulate predict) spec to this file")
@@ -225,7 +230,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		opts := live.Options
 		o.namespace, o.live, o.inventory = live.Namespace, &opts, live.Inventory
-		o.load = func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }
+		o.load = func(ctx context.Context) (*raw.Bundle, error) { return source.Collect(ctx, opts) }
 		o.scope.Context = opts.Context
 	}
 	o.scope.Namespace = o.namespace
@@ -244,13 +249,10 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		o.base.Knobs.RouterMode = &m
 	}
-	if o.DynamoVersion != "" {
-		p, err := explain.ProfileForVersion(o.DynamoVersion)
-		if err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
-		o.base.Knobs.Profile = &p
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
 	}
+	o.base.DynamoVersion = o.DynamoVersion
 	o.engine = simulate.DefaultEngine()
 	if o.EngineProfile != "" {
 		data, err := cmdutil.ReadInputLimit(o.IO.In, o.EngineProfile, "--engine-profile", 64<<20)
@@ -358,7 +360,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := inspect.Build(b)
+	snap, err := build.Build(b)
 	if err != nil {
 		return err
 	}
@@ -375,7 +377,7 @@ func (o *Options) Run(ctx context.Context) error {
 			cmdutil.CommandLine("simulate", o.scope.Source, "-n", first.Namespace, first.Name))
 	}
 	dep := &snap.Deployments[0]
-	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
+	snap.Notes = append(analysis.FreshnessNotes(snap, o.Now()), snap.Notes...)
 	kv, kvNotes := o.kvSets(ctx, b, dep)
 
 	open, info, err := o.opener(dep)
@@ -426,8 +428,8 @@ func simErr(err error) error {
 	return err
 }
 
-func snapNotes(s *inspect.Snapshot, dep *inspect.Deployment) []inspect.Note {
-	var out []inspect.Note
+func snapNotes(s *model.Snapshot, dep *model.Deployment) []model.Note {
+	var out []model.Note
 	for _, n := range s.Notes {
 		if n.Deployment == "" || n.Deployment == dep.Key() {
 			out = append(out, n)
@@ -439,7 +441,7 @@ func snapNotes(s *inspect.Snapshot, dep *inspect.Deployment) []inspect.Note {
 // kvSets are the KV contents the simulation starts from: the capture's
 // events, or the live frontend's placements stream; cold on --cold or when
 // neither is available (with a note).
-func (o *Options) kvSets(ctx context.Context, b *inspect.Bundle, dep *inspect.Deployment) ([]explain.EventSet, []string) {
+func (o *Options) kvSets(ctx context.Context, b *raw.Bundle, dep *model.Deployment) ([]explain.EventSet, []string) {
 	if o.Cold {
 		return nil, []string{"KV caches start empty (--cold)"}
 	}
@@ -453,12 +455,12 @@ func (o *Options) kvSets(ctx context.Context, b *inspect.Bundle, dep *inspect.De
 	if o.Sources.NoFrontend {
 		return nil, []string{"KV caches start empty: --no-frontend"}
 	}
-	fo := inspect.FrontendOptions{API: o.live.Kube, HTTPClient: o.live.HTTPClient, Timeout: o.KVTimeout, Now: o.live.Now, PlacementTimeout: o.KVTimeout}
-	var target *inspect.FrontendTarget
+	fo := frontend.Options{API: o.live.Kube, HTTPClient: o.live.HTTPClient, Timeout: o.KVTimeout, Now: o.live.Now, PlacementTimeout: o.KVTimeout}
+	var target *frontend.Target
 	if o.live.FrontendURL != "" {
-		target = &inspect.FrontendTarget{Namespace: dep.Namespace, Deployment: dep.Name, URL: o.live.FrontendURL}
+		target = &frontend.Target{Namespace: dep.Namespace, Deployment: dep.Name, URL: o.live.FrontendURL}
 	} else {
-		targets, _ := inspect.FrontendTargets(b.Objects)
+		targets, _ := frontend.Targets(b.Objects)
 		for i := range targets {
 			if targets[i].Namespace == dep.Namespace && targets[i].Deployment == dep.Name {
 				target = &targets[i]
@@ -477,7 +479,7 @@ func (o *Options) kvSets(ctx context.Context, b *inspect.Bundle, dep *inspect.De
 }
 
 // opener returns how to open the traffic once per variant, and its description.
-func (o *Options) opener(dep *inspect.Deployment) (func() (trace.Reader, error), simulate.TraceInfo, error) {
+func (o *Options) opener(dep *model.Deployment) (func() (trace.Reader, error), simulate.TraceInfo, error) {
 	if o.Synthetic != "" {
 		if _, err := trace.Synthetic(o.Synthetic, o.Seed); err != nil {
 			return nil, simulate.TraceInfo{}, cmdutil.FlagErrorf("--synthetic: %v", err)
@@ -551,7 +553,7 @@ func (o *Options) closeFiles() {
 	}
 }
 
-func (o *Options) tokenizer(dep *inspect.Deployment) (*tokenizer.Tokenizer, error) {
+func (o *Options) tokenizer(dep *model.Deployment) (*tokenizer.Tokenizer, error) {
 	ref, resolve := o.Tokenizer, tokenizer.Resolve
 	if ref == "" {
 		for _, w := range dep.Workers {
@@ -574,7 +576,7 @@ func (o *Options) tokenizer(dep *inspect.Deployment) (*tokenizer.Tokenizer, erro
 	return tokenizer.Load(src.Path)
 }
 
-func (o *Options) exportDynoSim(dep *inspect.Deployment, r *simulate.Report) error {
+func (o *Options) exportDynoSim(dep *model.Deployment, r *simulate.Report) error {
 	sc, _ := dynosim.ScenarioFromDeployment(dep)
 	sc.Hardware = o.Hardware
 	sc.Seed = o.Seed

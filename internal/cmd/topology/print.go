@@ -9,14 +9,15 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // style is the report style shared with preflight.
 type style = cmdutil.Style
 
 // printReport writes the human form of a report.
-func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
+func printReport(w io.Writer, r *model.Report, o *Options, st style) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n",
 		st.Bold("Context:"), orDash(r.Context), st.Bold("Namespace:"), namespaceLabel(r.Namespace), st.Bold("Sources:"), sourcesLine(r.Sources, o.Now()))
@@ -26,8 +27,11 @@ func printReport(w io.Writer, r *inspect.Report, o *Options, st style) error {
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
 		b.WriteString("\n")
-		fmt.Fprintf(&b, "%s %s   %s %s   %s %s\n", st.Bold("Deployment:"), deploymentName(d),
-			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode))
+		fmt.Fprintf(&b, "%s %s   %s %s   %s %s   %s %s\n", st.Bold("Deployment:"), deploymentName(d),
+			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
+		if o.Output.Format == "wide" && d.Dynamo != nil {
+			fmt.Fprintf(&b, "%s %s\n", st.Bold("Dynamo release:"), dynamoLong(d.Dynamo))
+		}
 		if o.Output.Format == "wide" && d.RoutingQuality != nil {
 			fmt.Fprintf(&b, "%s %s\n", st.Bold("KV routing:"), d.RoutingQuality.Line())
 		}
@@ -99,15 +103,21 @@ func tableOptions(o *Options, st style) printers.TableOptions {
 }
 
 // domainTable is one row per value of the transfer domain.
-func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Options) *printers.Table {
+func domainTable(d *model.DeploymentReport, findings []model.Finding, o *Options) *printers.Table {
 	domainHeader := "Domain"
 	if d.Policy != nil && d.Policy.Domain != "" {
 		domainHeader = d.Policy.Domain
 	}
+	// Aggregated workers (prefill and decode in one process) get their own
+	// column in the default table when the deployment has any.
+	aggregated := false
+	for _, dom := range d.Domains {
+		aggregated = aggregated || dom.Aggregated.Total > 0
+	}
 	t := &printers.Table{Columns: []printers.Column{
 		{Header: domainHeader}, {Header: "Prefill"}, {Header: "Decode"}, {Header: "Prefill GPUs"}, {Header: "Decode GPUs"},
 		{Header: "P:D"}, {Header: "Decode Load"}, {Header: "Flags", MaxWidth: printers.Unlimited},
-		{Header: "Prefill KV Tokens", Wide: true}, {Header: "Decode KV Tokens", Wide: true}, {Header: "Aggregated", Wide: true},
+		{Header: "Prefill KV Tokens", Wide: true}, {Header: "Decode KV Tokens", Wide: true}, {Header: "Aggregated", Wide: !aggregated},
 		{Header: "Prefill Workers", Wide: true, MaxWidth: printers.Unlimited}, {Header: "Decode Workers", Wide: true, MaxWidth: printers.Unlimited},
 	}}
 	for _, dom := range d.Domains {
@@ -134,7 +144,7 @@ func domainTable(d *inspect.DeploymentReport, findings []inspect.Finding, o *Opt
 
 // deploymentName is namespace/name, or the name alone when the DGD has no
 // namespace (a manifest that does not set one).
-func deploymentName(d *inspect.DeploymentReport) string {
+func deploymentName(d *model.DeploymentReport) string {
 	if d.Namespace == "" {
 		return d.Name
 	}
@@ -155,9 +165,9 @@ func notDeployedText(o *Options) string {
 
 // allPending reports whether every replica counted in a domain row has a pod
 // the scheduler has not placed (the row of replicas without a node).
-func allPending(dom inspect.DomainReport) bool {
+func allPending(dom model.DomainReport) bool {
 	n, p := 0, 0
-	for _, c := range []inspect.RoleCapacity{dom.Prefill, dom.Decode, dom.Aggregated} {
+	for _, c := range []model.RoleCapacity{dom.Prefill, dom.Decode, dom.Aggregated} {
 		n, p = n+c.Total, p+c.Pending
 	}
 	return n > 0 && p == n
@@ -165,7 +175,7 @@ func allPending(dom inspect.DomainReport) bool {
 
 // workerTable is one row per worker replica (wide output): its role and the
 // signal that decided it, its pods (leader first), GPUs and domain value.
-func workerTable(d *inspect.DeploymentReport) *printers.Table {
+func workerTable(d *model.DeploymentReport) *printers.Table {
 	domainHeader := "Domain"
 	if d.Policy != nil && d.Policy.Domain != "" {
 		domainHeader = d.Policy.Domain
@@ -180,6 +190,8 @@ func workerTable(d *inspect.DeploymentReport) *printers.Table {
 			ready = "yes"
 		} else if wr.Pending != nil {
 			ready = "pending"
+		} else if wr.Unregistered {
+			ready = "unregistered"
 		}
 		value := wr.Value
 		if value == "" {
@@ -198,10 +210,10 @@ func workerTable(d *inspect.DeploymentReport) *printers.Table {
 }
 
 // flags lists the findings about a domain value, each with its severity symbol.
-func flags(dom inspect.DomainReport, findings []inspect.Finding, d *inspect.DeploymentReport) string {
+func flags(dom model.DomainReport, findings []model.Finding, d *model.DeploymentReport) string {
 	parts := make([]string, 0, len(dom.Flags))
 	for _, id := range dom.Flags {
-		sev := inspect.SeverityInfo
+		sev := model.SeverityInfo
 		for _, f := range findings {
 			if f.ID == id && f.Deployment == d.Name && f.Namespace == d.Namespace && f.Domain == dom.Value {
 				sev = f.Severity
@@ -216,7 +228,7 @@ func flags(dom inspect.DomainReport, findings []inspect.Finding, d *inspect.Depl
 // treeMarks returns, for a tree node at the policy's domain level, the findings
 // flagged on its value ("✗ PrefillDomainWithoutDecode"), as the table's FLAGS
 // column shows them: --tree marks the failing domain too.
-func treeMarks(d *inspect.DeploymentReport, findings []inspect.Finding) func(*inspect.TreeNode) string {
+func treeMarks(d *model.DeploymentReport, findings []model.Finding) func(*model.TreeNode) string {
 	marks := map[string]string{}
 	if d.Policy != nil {
 		for _, dom := range d.Domains {
@@ -225,7 +237,7 @@ func treeMarks(d *inspect.DeploymentReport, findings []inspect.Finding) func(*in
 			}
 		}
 	}
-	return func(n *inspect.TreeNode) string {
+	return func(n *model.TreeNode) string {
 		if d.Policy == nil || n.Domain != d.Policy.Domain {
 			return ""
 		}
@@ -233,7 +245,7 @@ func treeMarks(d *inspect.DeploymentReport, findings []inspect.Finding) func(*in
 	}
 }
 
-func writeTree(b *strings.Builder, n *inspect.TreeNode, indent string, last, root bool, mark func(*inspect.TreeNode) string) {
+func writeTree(b *strings.Builder, n *model.TreeNode, indent string, last, root bool, mark func(*model.TreeNode) string) {
 	label := "(deployment)"
 	if !root {
 		label = n.Domain + " " + n.Value
@@ -264,7 +276,7 @@ func writeTree(b *strings.Builder, n *inspect.TreeNode, indent string, last, roo
 	}
 }
 
-func policyLine(p *inspect.PolicySummary) string {
+func policyLine(p *model.PolicySummary) string {
 	if p == nil {
 		return "none (no kvTransferPolicy)"
 	}
@@ -283,14 +295,14 @@ func policyLine(p *inspect.PolicySummary) string {
 
 // sourcesLine names each source with when it was read and how long ago:
 // "capture (2026-11-20 12:03, 47h ago)", "frontend (…, DEGRADED)".
-func sourcesLine(src []inspect.SourceStatus, now time.Time) string {
+func sourcesLine(src []model.SourceStatus, now time.Time) string {
 	if len(src) == 0 {
 		return "-"
 	}
 	parts := make([]string, 0, len(src))
 	for _, s := range src {
 		var detail []string
-		if stamp := inspect.Stamp(s.At, now); stamp != "" {
+		if stamp := analysis.Stamp(s.At, now); stamp != "" {
 			detail = append(detail, stamp)
 		}
 		if s.Degraded {
@@ -338,4 +350,16 @@ func tokens(n uint64) string {
 		return "-"
 	}
 	return strconv.FormatUint(n, 10)
+}
+
+// dynamoLong is the release with where it was read (and the operator's).
+func dynamoLong(d *model.DynamoRelease) string {
+	s := d.Source
+	if d.Known && !d.Override {
+		s = d.Version + ", " + s
+	}
+	if d.Operator != "" {
+		s += "; operator " + d.Operator
+	}
+	return s
 }

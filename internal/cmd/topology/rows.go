@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // printRows is --no-headers, as kubectl means it: the data rows only, with no
@@ -14,7 +14,7 @@ import (
 // table; with more than one deployment a first column names it
 // (NAMESPACE/NAME). With --tree, the tree lines only. Findings still decide
 // the exit code, and each domain's are in its FLAGS column.
-func printRows(w io.Writer, r *inspect.Report, o *Options, st style) error {
+func printRows(w io.Writer, r *model.Report, o *Options, st style) error {
 	if o.Tree {
 		var b strings.Builder
 		for i := range r.Deployments {

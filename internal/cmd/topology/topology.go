@@ -17,10 +17,11 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/printers"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect/health"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
 )
 
 // Options are the inputs of the topology command.
@@ -39,13 +40,12 @@ type Options struct {
 	ExitZero      bool
 	SkewFactor    float64
 	Sources       cmdutil.SourceFlags
-	// DynamoVersion is --dynamo-version: the Dynamo release the routing-health
-	// rules follow ("" the newest); profile is the routing profile it selects.
+	// DynamoVersion is --dynamo-version: the Dynamo release every rule that
+	// changed upstream follows ("" detects it, pkg/behavior).
 	DynamoVersion string
-	profile       routecore.Profile
 
 	// load reads a Bundle (from the capture file or the cluster); set by Complete.
-	load func(ctx context.Context) (*inspect.Bundle, error)
+	load func(ctx context.Context) (*raw.Bundle, error)
 	// namespace is the resolved namespace ("" with -A).
 	namespace string
 	// scope is what the command line selects; inventory lists the deployments
@@ -57,7 +57,7 @@ type Options struct {
 
 // NewCmdTopology builds the command. runF, when set, replaces the run step (tests).
 func NewCmdTopology(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(inspect.SeverityError), SkewFactor: 2, WatchInterval: 5 * time.Second}
+	o := &Options{IO: f.IOStreams, Now: f.Now, FailOn: string(model.SeverityError), SkewFactor: 2, WatchInterval: 5 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "topology [DGD...] [-n NAMESPACE | -A] [--from-file FILE]",
 		Short: "Show prefill/decode capacity per topology domain and flag topology mismatches",
@@ -105,7 +105,7 @@ Exit codes: 0 when no finding reaches --fail-on, 2 when one does, 1 on errors.`,
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when a finding has at least this severity: error|warning|info")
 	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when findings reach --fail-on (report only)")
 	fl.Float64Var(&o.SkewFactor, "skew-factor", o.SkewFactor, "Flag a domain whose prefill:decode ratio differs from the deployment's by more than this factor")
-	fl.StringVar(&o.DynamoVersion, "dynamo-version", "", "The Dynamo release the deployment runs (e.g. 1.3.0, or a profile: "+profileNames()+"); the routing-health rules that changed across releases follow it (default: the newest)")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	o.Sources.AddFlags(cmd)
 	cmdutil.AddOutputFlags(cmd, &o.Output)
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -139,7 +139,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 	if err != nil {
 		return err
 	}
-	o.load = func(ctx context.Context) (*inspect.Bundle, error) { return inspect.Collect(ctx, opts) }
+	o.load = func(ctx context.Context) (*raw.Bundle, error) { return source.Collect(ctx, opts) }
 	o.scope.Namespace, o.scope.Context = o.namespace, opts.Context
 	if !o.AllNamespaces {
 		o.inventory = cmdutil.LiveInventory(opts.RESTConfig, inventoryTimeout(opts.RESTConfig.Timeout))
@@ -176,15 +176,8 @@ func (o *Options) Validate() error {
 	if o.AllNamespaces && len(o.Names) > 0 {
 		return cmdutil.FlagErrorf("deployment names cannot be combined with --all-namespaces: name the namespace with -n")
 	}
-	if o.DynamoVersion != "" {
-		if err := health.ParseRelease(o.DynamoVersion); err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
-		p, err := explain.ProfileForVersion(o.DynamoVersion)
-		if err != nil {
-			return cmdutil.FlagErrorf("--dynamo-version: %v", err)
-		}
-		o.profile = p
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
 	}
 	return o.Sources.Validate()
 }
@@ -237,12 +230,12 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 }
 
-func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
+func (o *Options) report(ctx context.Context) (*model.Report, error) {
 	b, err := o.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := inspect.Build(b)
+	snap, err := build.Build(b)
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +253,11 @@ func (o *Options) report(ctx context.Context) (*inspect.Report, error) {
 		}
 	}
 	// Old data is said first: it qualifies everything below it.
-	snap.Notes = append(inspect.FreshnessNotes(snap, o.Now()), snap.Notes...)
-	return analysis.Analyze(snap, inspect.AnalyzeOptions{SkewFactor: o.SkewFactor, DynamoVersion: o.DynamoVersion, Profile: o.profile}), nil
+	snap.Notes = append(analysis.FreshnessNotes(snap, o.Now()), snap.Notes...)
+	return analysis.Analyze(snap, analysis.AnalyzeOptions{SkewFactor: o.SkewFactor, DynamoVersion: o.DynamoVersion}), nil
 }
 
-func (o *Options) print(r *inspect.Report) error {
+func (o *Options) print(r *model.Report) error {
 	if ok, err := o.Output.PrintStructured(o.IO.Out, r); ok {
 		return err
 	}
@@ -273,7 +266,7 @@ func (o *Options) print(r *inspect.Report) error {
 		// The notes, which a report prints under Notes:, go to stderr: the
 		// rows stay parseable and a degraded read is not silent.
 		for _, n := range r.Notes {
-			if n.Severity == inspect.NoteWarning {
+			if n.Severity == model.NoteWarning {
 				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
 			}
 		}
@@ -283,8 +276,8 @@ func (o *Options) print(r *inspect.Report) error {
 }
 
 // exitFor returns the findings exit (2) when a finding reaches --fail-on.
-func (o *Options) exitFor(r *inspect.Report) error {
-	sev := make([]inspect.Severity, len(r.Findings))
+func (o *Options) exitFor(r *model.Report) error {
+	sev := make([]model.Severity, len(r.Findings))
 	for i, f := range r.Findings {
 		sev[i] = f.Severity
 	}
@@ -292,9 +285,9 @@ func (o *Options) exitFor(r *inspect.Report) error {
 }
 
 // reportWithoutTimes drops the read times so --watch reprints only on real change.
-func reportWithoutTimes(r *inspect.Report) *inspect.Report {
+func reportWithoutTimes(r *model.Report) *model.Report {
 	c := *r
-	c.Sources = make([]inspect.SourceStatus, len(r.Sources))
+	c.Sources = make([]model.SourceStatus, len(r.Sources))
 	for i, s := range r.Sources {
 		s.At = time.Time{}
 		c.Sources[i] = s
@@ -305,13 +298,13 @@ func reportWithoutTimes(r *inspect.Report) *inspect.Report {
 // workersUnreadable fails a live run whose deployments were read but whose
 // pods were not (the Kubernetes source degraded and no Pod came back): an empty
 // domain table must not pass a CI gate as "no findings".
-func workersUnreadable(b *inspect.Bundle, s *inspect.Snapshot) error {
+func workersUnreadable(b *raw.Bundle, s *model.Snapshot) error {
 	if len(s.Deployments) == 0 {
 		return nil
 	}
 	degraded := false
 	for _, src := range s.Sources {
-		degraded = degraded || (src.Kind == inspect.SourceKubernetes && src.Degraded)
+		degraded = degraded || (src.Kind == model.SourceKubernetes && src.Degraded)
 	}
 	if !degraded {
 		return nil
@@ -323,7 +316,7 @@ func workersUnreadable(b *inspect.Bundle, s *inspect.Snapshot) error {
 	}
 	var msgs []string
 	for _, n := range s.Notes {
-		if n.Severity == inspect.NoteWarning && n.Source == inspect.SourceKubernetes {
+		if n.Severity == model.NoteWarning && n.Source == model.SourceKubernetes {
 			msgs = append(msgs, n.Message)
 		}
 	}
@@ -340,9 +333,9 @@ const unreachableHint = "Retry once the API server answers; each attempt waits a
 
 // kubeUnreachable returns the Kubernetes source when some of its reads failed
 // because the API server could not be reached.
-func kubeUnreachable(s *inspect.Snapshot) *inspect.SourceStatus {
+func kubeUnreachable(s *model.Snapshot) *model.SourceStatus {
 	for i := range s.Sources {
-		if src := &s.Sources[i]; src.Kind == inspect.SourceKubernetes && src.Unreachable != "" {
+		if src := &s.Sources[i]; src.Kind == model.SourceKubernetes && src.Unreachable != "" {
 			return src
 		}
 	}
@@ -352,7 +345,7 @@ func kubeUnreachable(s *inspect.Snapshot) *inspect.SourceStatus {
 // nothingReadable turns "no deployment found" into an error when a source was
 // degraded: a user who may read nothing must not get a clean, empty report (and
 // exit 0 in CI).
-func nothingReadable(s *inspect.Snapshot, source []string) error {
+func nothingReadable(s *model.Snapshot, source []string) error {
 	degraded := false
 	for _, src := range s.Sources {
 		degraded = degraded || src.Degraded
@@ -367,7 +360,7 @@ func nothingReadable(s *inspect.Snapshot, source []string) error {
 	}
 	var msgs []string
 	for _, n := range s.Notes {
-		if n.Severity == inspect.NoteWarning {
+		if n.Severity == model.NoteWarning {
 			msgs = append(msgs, n.Message)
 		}
 	}

@@ -254,7 +254,7 @@ func TestTopologyNoHeaders(t *testing.T) {
 // TestTopologyDataAge: every source shows its date and age, and old data is
 // a warning note first among the notes (stderr with --no-headers): a capture
 // older than 24h, loads scraped more than 5m before the capture was taken
-// (pkg/inspect.FreshnessNotes). The clock is 2026-11-22 12:00 UTC.
+// (pkg/analysis.FreshnessNotes). The clock is 2026-11-22 12:00 UTC.
 func TestTopologyDataAge(t *testing.T) {
 	example, err := os.ReadFile(examples + "prefill-only-zone-required.yaml")
 	if err != nil {

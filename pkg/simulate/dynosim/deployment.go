@@ -5,7 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/cmdline"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // ScenarioFromDeployment reads a deployment's export scenario: backend, model,
@@ -20,7 +21,7 @@ import (
 // replicas differ). Engine knobs come from the
 // leader's published runtime config (total_kv_blocks, max_num_seqs,
 // max_num_batched_tokens, data_parallel_size) first, then its command line.
-func ScenarioFromDeployment(dep *inspect.Deployment) (Scenario, []string) {
+func ScenarioFromDeployment(dep *model.Deployment) (Scenario, []string) {
 	var notes []string
 	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
 	if dep == nil {
@@ -40,16 +41,16 @@ func ScenarioFromDeployment(dep *inspect.Deployment) (Scenario, []string) {
 	}
 
 	type group struct {
-		role    inspect.Role
+		role    model.Role
 		comp    string
-		workers []*inspect.Worker
+		workers []*model.Worker
 	}
 	groups := map[string]*group{}
 	var order []string
 	for i := range dep.Workers {
 		w := &dep.Workers[i]
 		switch w.Role {
-		case inspect.RolePrefill, inspect.RoleDecode, inspect.RoleAggregated:
+		case model.RolePrefill, model.RoleDecode, model.RoleAggregated:
 		default:
 			note("workers: %s (role %s) is not a prefill, decode or aggregated worker and is left out", w.Pod, w.Role)
 			continue
@@ -70,21 +71,21 @@ func ScenarioFromDeployment(dep *inspect.Deployment) (Scenario, []string) {
 	blockSizes := map[int]bool{}
 	for _, key := range order {
 		g := groups[key]
-		ws, backend, model, bs, wn := workerSet(g.comp, g.workers)
+		ws, backend, modelName, bs, wn := workerSet(g.comp, g.workers)
 		notes = append(notes, wn...)
 		if backend != "" {
 			backends[backend] = true
 		}
-		if model != "" {
-			models[model] = true
+		if modelName != "" {
+			models[modelName] = true
 		}
 		if bs > 0 {
 			blockSizes[bs] = true
 		}
 		switch g.role {
-		case inspect.RolePrefill:
+		case model.RolePrefill:
 			s.Prefill = append(s.Prefill, ws)
-		case inspect.RoleDecode:
+		case model.RoleDecode:
 			s.Decode = append(s.Decode, ws)
 		default:
 			s.Aggregated = append(s.Aggregated, ws)
@@ -143,10 +144,10 @@ func ScenarioFromDeployment(dep *inspect.Deployment) (Scenario, []string) {
 }
 
 // workerSet builds one worker set from its pods.
-func workerSet(comp string, pods []*inspect.Worker) (WorkerSet, string, string, int, []string) {
+func workerSet(comp string, pods []*model.Worker) (WorkerSet, string, string, int, []string) {
 	var notes []string
 	ws := WorkerSet{Component: comp}
-	replicas := map[string][]*inspect.Worker{}
+	replicas := map[string][]*model.Worker{}
 	var replicaOrder []string
 	for _, w := range pods {
 		r := w.Replica
@@ -160,7 +161,7 @@ func workerSet(comp string, pods []*inspect.Worker) (WorkerSet, string, string, 
 	}
 	sort.Strings(replicaOrder)
 	ws.Replicas = len(replicaOrder)
-	var leader *inspect.Worker
+	var leader *model.Worker
 	gpus := map[int64]bool{}
 	domainsSeen := map[string]bool{}
 	for _, r := range replicaOrder {
@@ -186,7 +187,7 @@ func workerSet(comp string, pods []*inspect.Worker) (WorkerSet, string, string, 
 			ws.Domain = d
 		}
 	}
-	ws.Args = inspect.CommandWords(leader.Argv, leader.Env)
+	ws.Args = cmdline.CommandWords(leader.Argv, leader.Env)
 	backend := backendOf(ws.Args)
 	if backend == "" {
 		backend = backendFromName(comp)

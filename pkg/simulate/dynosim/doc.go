@@ -8,7 +8,7 @@
 //     documented in ai-dynamo/aisimulate docs/cli/user-guide.md and Dynamo's
 //     DynoSim Replay CLI Reference. Whatever the schema cannot carry is listed
 //     in the file's comment header.
-//   - ScenarioFromDeployment fills a Scenario from an inspect.Deployment.
+//   - ScenarioFromDeployment fills a Scenario from an model.Deployment.
 //   - ParseTimingProfile reads the timing numbers our engine model uses from
 //     the text profile formats upstream documents: Dynamo's planner profiling
 //     raw data (prefill_raw_data.json, decode_raw_data.json, or the ConfigMap

@@ -13,7 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )

@@ -14,8 +14,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/inspect"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // documentedKeys reads testdata/upstream/documented-keys.txt: path → type.
@@ -246,18 +248,18 @@ func TestRouterMapping(t *testing.T) {
 }
 
 // loadDeployments reads a capture and builds its snapshot.
-func loadDeployments(t *testing.T, path string) []inspect.Deployment {
+func loadDeployments(t *testing.T, path string) []model.Deployment {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	b, err := inspect.ReadCapture(f, filepath.Base(path))
+	b, err := capture.Read(f, filepath.Base(path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.Build(b)
+	s, err := build.Build(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +268,7 @@ func loadDeployments(t *testing.T, path string) []inspect.Deployment {
 
 // render is the golden text for one deployment: its scenario notes and its
 // export (or the export's error).
-func render(t *testing.T, deps []inspect.Deployment) []byte {
+func render(t *testing.T, deps []model.Deployment) []byte {
 	t.Helper()
 	docs := documentedKeys(t)
 	var out bytes.Buffer
@@ -314,7 +316,7 @@ func TestExportExamples(t *testing.T) {
 }
 
 // TestScenarioFromUpstream: upstream-shaped vLLM, SGLang and TRT-LLM
-// disaggregated deployments (pkg/inspect/testdata/upstream).
+// disaggregated deployments (test/fixtures/upstream).
 func TestScenarioFromUpstream(t *testing.T) {
 	for _, tc := range []struct {
 		file, backend string
@@ -327,7 +329,7 @@ func TestScenarioFromUpstream(t *testing.T) {
 		{"trtllm-disagg-multinode-v1beta1-zone-required.yaml", "trtllm", 0},
 	} {
 		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
-			deps := loadDeployments(t, filepath.Join("..", "..", "inspect", "testdata", "upstream", tc.file))
+			deps := loadDeployments(t, filepath.Join("..", "..", "..", "test", "fixtures", "upstream", tc.file))
 			if len(deps) != 1 {
 				t.Fatalf("%d deployments", len(deps))
 			}

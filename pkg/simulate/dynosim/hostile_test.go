@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // eachString walks a decoded YAML document and calls f on every string, keys

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // palette colours the domains, in order: Tableau 10 without its red, which is

@@ -8,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 // MinWidth is the narrowest Terminal draws; a smaller width is taken as this.

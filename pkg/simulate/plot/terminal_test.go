@@ -9,9 +9,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/ai-dynamo/kubectl-dynamo/internal/termsafe"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/simulate"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
 )
 
 func renderTerminal(t *testing.T, r *simulate.Report, width int) string {

@@ -1,0 +1,98 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+)
+
+// ReadCluster reads what a placement prediction needs with GET and LIST only:
+// the Nodes, the Pods of every namespace that are not finished (for the GPUs
+// they already request) and the Grove topology objects. A resource that cannot
+// be read becomes a Note; an API server that cannot be used at all (the Node
+// LIST fails) is an error.
+func ReadCluster(ctx context.Context, api API, detail string, now time.Time) (*raw.ClusterObjects, error) {
+	var objs []*unstructured.Unstructured
+	nodes, err := listAllPages(ctx, api, GVRNodes, "", metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w: preflight needs list on nodes at cluster scope (docs/rbac.md), or use --nodes-from CAPTURE or --no-cluster", err)
+	}
+	objs = append(objs, nodes...)
+	var notes []model.Note
+	note := func(sev model.NoteSeverity, format string, args ...any) {
+		notes = append(notes, model.Note{Severity: sev, Source: model.SourceKubernetes, Message: fmt.Sprintf(format, args...)})
+	}
+	src := model.SourceStatus{Kind: model.SourceKubernetes, Detail: detail, At: now.UTC()}
+	podsKnown := true
+	pods, err := listAllPages(ctx, api, GVRPods, "", metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
+	if err != nil {
+		podsKnown = false
+		src.Degraded = true
+		note(model.NoteWarning, "cannot list pods in all namespaces (%v): the GPUs running pods already request are unknown and counted as free, so capacity findings may be missed", readReason(err))
+	}
+	objs = append(objs, pods...)
+	groveServed, topoKnown := true, true
+	served, err := api.ServedResources(ctx, "grove.io/v1alpha1")
+	switch {
+	case err != nil && apierrors.IsNotFound(err):
+		groveServed = false
+	case err != nil:
+		topoKnown = false
+		note(model.NoteWarning, "cannot read API discovery for grove.io/v1alpha1 (%v): Grove topology objects are unknown, so clusterTopologyName and packDomain are not checked", readReason(err))
+	default:
+		var gvr schema.GroupVersionResource
+		switch {
+		case slices.Contains(served, "clustertopologybindings"):
+			gvr = GVRClusterTopologyBinding
+		case slices.Contains(served, "clustertopologies"):
+			gvr = GVRClusterTopology
+		default:
+			groveServed = false
+		}
+		if groveServed {
+			ts, err := listAllPages(ctx, api, gvr, "", metav1.ListOptions{})
+			if err != nil {
+				topoKnown = false
+				src.Degraded = true
+				note(model.NoteWarning, "cannot list %s.grove.io (%v): clusterTopologyName and packDomain are not checked against the topology objects", gvr.Resource, readReason(err))
+			}
+			objs = append(objs, ts...)
+		}
+	}
+	return &raw.ClusterObjects{Objects: objs, Source: src, Notes: notes, PodsKnown: podsKnown, GroveServed: groveServed, TopologiesKnown: topoKnown}, nil
+}
+
+func readReason(err error) string {
+	if apierrors.IsForbidden(err) {
+		return "forbidden by RBAC"
+	}
+	return err.Error()
+}
+
+// listAll reads every page of a LIST.
+func listAllPages(ctx context.Context, api API, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	opts.Limit = DefaultPageSize
+	for {
+		l, err := api.List(ctx, gvr, ns, opts)
+		if err != nil {
+			return nil, err
+		}
+		for i := range l.Items {
+			out = append(out, &l.Items[i])
+		}
+		if l.GetContinue() == "" {
+			return out, nil
+		}
+		opts.Continue = l.GetContinue()
+	}
+}

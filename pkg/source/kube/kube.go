@@ -1,0 +1,829 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/iolimit"
+)
+
+// Labels and annotations the collector selects on.
+const (
+	// SrcLabelDeploymentName is the operator's pod/service label naming the DGD.
+	SrcLabelDeploymentName = "nvidia.com/dynamo-graph-deployment-name"
+	// SrcLabelComponentType is the operator's component-type label (frontend, worker, prefill, decode, …).
+	SrcLabelComponentType = "nvidia.com/dynamo-component-type"
+	// SrcLabelDiscoveryEnabled marks the objects (Services, EndpointSlices) of the
+	// Kubernetes discovery backend.
+	SrcLabelDiscoveryEnabled = "nvidia.com/dynamo-discovery-enabled"
+	// SrcAnnotationDiscoveryBackend is the DGD annotation selecting the discovery
+	// backend ("etcd" opts out of Kubernetes-native discovery).
+	SrcAnnotationDiscoveryBackend = "nvidia.com/dynamo-discovery-backend"
+)
+
+// DefaultPageSize is the LIST page size (kubectl's default chunk size).
+const DefaultPageSize int64 = 500
+
+// The resources the Kubernetes source reads. All are read with list (and
+// discovery with get); nothing else is ever requested.
+var (
+	GVRDynamoGraphDeploymentV1beta1  = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1beta1", Resource: "dynamographdeployments"}
+	GVRDynamoGraphDeploymentV1alpha1 = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "dynamographdeployments"}
+	GVRDynamoWorkerMetadata          = schema.GroupVersionResource{Group: "nvidia.com", Version: "v1alpha1", Resource: "dynamoworkermetadatas"}
+	GVRClusterTopologyBinding        = schema.GroupVersionResource{Group: "grove.io", Version: "v1alpha1", Resource: "clustertopologybindings"}
+	GVRClusterTopology               = schema.GroupVersionResource{Group: "grove.io", Version: "v1alpha1", Resource: "clustertopologies"}
+	GVRPods                          = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	GVRServices                      = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	GVREvents                        = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	GVRNodes                         = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	GVREndpointSlices                = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+	GVRDeployments                   = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)
+
+// API is the read-only surface of the Kubernetes API the collector uses. The
+// implementation over client-go is NewAPI; tests substitute fakes. No method
+// can change anything in the cluster.
+type API interface {
+	// ServedResources returns the plural names of the resources served in a
+	// group-version ("nvidia.com/v1beta1"). An error satisfying
+	// apierrors.IsNotFound means the group-version is not served at all.
+	ServedResources(ctx context.Context, groupVersion string) ([]string, error)
+	// List reads one page of a resource; namespace "" lists all namespaces (or a
+	// cluster-scoped resource).
+	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	// ServiceProxyGet GETs path from a Service through the API server's service
+	// proxy (GET /api/v1/namespaces/NS/services/SVC:PORT/proxy/PATH) and reads at
+	// most maxBytes of the answer (iolimit.ErrResponseTooLarge beyond).
+	ServiceProxyGet(ctx context.Context, namespace, service, port, path string, maxBytes int64) ([]byte, error)
+	// ServiceProxyPost POSTs a JSON body to path of a Service through the
+	// service proxy (POST …/proxy/PATH, which RBAC authorizes as verb create on
+	// services/proxy) and reads at most maxBytes of the answer
+	// (iolimit.ErrResponseTooLarge beyond). It is used only for read-only computations
+	// (the frontend's POST /tokenize); nothing in the cluster changes.
+	ServiceProxyPost(ctx context.Context, namespace, service, port, path string, body []byte, maxBytes int64) ([]byte, error)
+	// ServiceProxyStream GETs path from a Service through the service proxy and
+	// returns the open answer body for the caller to read incrementally and
+	// close (an NDJSON stream such as the frontend's KV placements). Cancelling
+	// ctx aborts the read.
+	ServiceProxyStream(ctx context.Context, namespace, service, port, path string) (io.ReadCloser, error)
+}
+
+// RequestLog counts the HTTP requests a client made. It is safe for concurrent use.
+type RequestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+// Add records one request ("GET /api/v1/pods").
+func (l *RequestLog) Add(method, path string) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, method+" "+path)
+	l.mu.Unlock()
+}
+
+// Total is the number of requests made.
+func (l *RequestLog) Total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+// Requests returns "METHOD PATH" for every request made, in order.
+func (l *RequestLog) Requests() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	log  *RequestLog
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.log.Add(r.Method, r.URL.Path)
+	return t.next.RoundTrip(r)
+}
+
+// WrappedRoundTripper lets client-go reach the transport underneath (to cancel
+// requests on timeout).
+func (t *countingTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// RESTAPI is API over client-go. Every HTTP request it makes is counted
+// in Log.
+type RESTAPI struct {
+	dyn  dynamic.Interface
+	Rest rest.Interface // core/v1 REST client (service proxy)
+	disc rest.Interface // discovery REST client
+	// Log counts the requests made.
+	Log *RequestLog
+}
+
+// NewAPI builds a RESTAPI from a REST config (e.g. ConfigFlags.ToRESTConfig,
+// which carries --request-timeout). The config is copied; client-side rate limits
+// left at zero are raised to QPS 50 / burst 100 so that a paginated read of a big
+// cluster is not throttled to client-go's default of 5 requests a second.
+func NewAPI(cfg *rest.Config) (*RESTAPI, error) {
+	c := rest.CopyConfig(cfg)
+	if c.QPS == 0 {
+		c.QPS = 50
+	}
+	if c.Burst == 0 {
+		c.Burst = 100
+	}
+	log := &RequestLog{}
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, log: log} })
+	// Outermost: only GET and the two service-proxy POSTs leave the process,
+	// and a redirect is never followed (guard.go).
+	c.Wrap(guardAPIServer)
+	dyn, err := dynamic.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	return &RESTAPI{dyn: dyn, Rest: cs.CoreV1().RESTClient(), disc: cs.Discovery().RESTClient(), Log: log}, nil
+}
+
+// ServedResources implements API with one discovery GET.
+func (k *RESTAPI) ServedResources(ctx context.Context, groupVersion string) ([]string, error) {
+	path := "/apis/" + groupVersion
+	if groupVersion == "v1" {
+		path = "/api/v1"
+	}
+	var list metav1.APIResourceList
+	if err := k.disc.Get().AbsPath(path).Do(ctx).Into(&list); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(list.APIResources))
+	for _, r := range list.APIResources {
+		if !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "list") {
+			names = append(names, r.Name)
+		}
+	}
+	return names, nil
+}
+
+// List implements API with one LIST request.
+func (k *RESTAPI) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	if namespace == "" {
+		return k.dyn.Resource(gvr).List(ctx, opts)
+	}
+	return k.dyn.Resource(gvr).Namespace(namespace).List(ctx, opts)
+}
+
+// ServiceProxyGet implements API with one GET through the service proxy.
+func (k *RESTAPI) ServiceProxyGet(ctx context.Context, namespace, service, port, path string, maxBytes int64) ([]byte, error) {
+	rc, err := k.Rest.Get().Namespace(namespace).Resource("services").Name(proxyName(service, port)).SubResource("proxy").Suffix(path).Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return iolimit.ReadAtMost(rc, maxBytes)
+}
+
+// ServiceProxyPost implements API with one POST through the service proxy.
+func (k *RESTAPI) ServiceProxyPost(ctx context.Context, namespace, service, port, path string, body []byte, maxBytes int64) ([]byte, error) {
+	rc, err := k.Rest.Post().Namespace(namespace).Resource("services").Name(proxyName(service, port)).SubResource("proxy").Suffix(path).
+		Body(body).SetHeader("Content-Type", "application/json").SetHeader("Accept", "application/json").Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return iolimit.ReadAtMost(rc, maxBytes)
+}
+
+// ServiceProxyStream implements API with one streaming GET through the
+// service proxy.
+func (k *RESTAPI) ServiceProxyStream(ctx context.Context, namespace, service, port, path string) (io.ReadCloser, error) {
+	return k.Rest.Get().Namespace(namespace).Resource("services").Name(proxyName(service, port)).SubResource("proxy").Suffix(path).
+		SetHeader("Accept", "application/x-ndjson, application/json;q=0.9").Stream(ctx)
+}
+
+// proxyName is the service-proxy name "SERVICE:PORT" (or SERVICE alone).
+func proxyName(service, port string) string {
+	if port != "" {
+		return service + ":" + port
+	}
+	return service
+}
+
+// Options select what the Kubernetes source reads.
+type Options struct {
+	// API is the client; required.
+	API API
+	// Namespace is the namespace read; ignored with AllNamespaces.
+	Namespace string
+	// AllNamespaces reads every namespace (-A).
+	AllNamespaces bool
+	// Names restricts the read to these DynamoGraphDeployments (in Namespace).
+	Names []string
+	// NodeSelector is an optional label selector for the single Node LIST (only
+	// the Nodes the pods run on are kept either way).
+	NodeSelector string
+	// PageSize is the LIST page size; DefaultPageSize when 0.
+	PageSize int64
+	// Detail names the cluster for SourceStatus (e.g. the kubeconfig context).
+	Detail string
+	// Now returns the current time; time.Now when nil.
+	Now func() time.Time
+}
+
+// Result is what the Kubernetes source read.
+type Result struct {
+	// Objects are the objects read, managedFields dropped, in a stable order.
+	Objects []*unstructured.Unstructured
+	// Source is the source's status.
+	Source model.SourceStatus
+	// Notes explain every resource that could not be read and its consequence.
+	Notes []model.Note
+	// DGDVersion is the DynamoGraphDeployment version read ("v1beta1" or
+	// "v1alpha1"), "" when none is served.
+	DGDVersion string
+}
+
+// kubeRead is one resource read by the Kubernetes source.
+type kubeRead struct {
+	gvr         schema.GroupVersionResource
+	kind        string
+	namespace   string // "" for all namespaces or cluster scope
+	cluster     bool   // cluster-scoped resource
+	opts        metav1.ListOptions
+	consequence string
+	// severity of a failure note; warning unless set.
+	severity model.NoteSeverity
+}
+
+// resourceName is "pods" or "dynamoworkermetadatas.nvidia.com".
+func (r *kubeRead) resourceName() string {
+	if r.gvr.Group == "" {
+		return r.gvr.Resource
+	}
+	return r.gvr.Resource + "." + r.gvr.Group
+}
+
+// scope is "in namespace X", "in all namespaces" or "at cluster scope".
+func (r *kubeRead) scope() string {
+	switch {
+	case r.cluster:
+		return "at cluster scope"
+	case r.namespace == "":
+		return "in all namespaces"
+	}
+	return "in namespace " + r.namespace
+}
+
+// kubeCollector holds the state of one Collect run.
+type kubeCollector struct {
+	o     Options
+	ns    string
+	mu    sync.Mutex
+	notes []model.Note
+	// failed lists "resource: reason" for the SourceStatus message.
+	failed []string
+	// unreach holds the reads that failed because the API server could not be
+	// reached; noteUnreachable turns them into notes once all reads are done,
+	// so that one outage is reported once, not once per resource.
+	unreach []kubeUnreach
+	// unreachable is SourceStatus.Unreachable, set by noteUnreachable.
+	unreachable string
+}
+
+// kubeUnreach is one read that failed because the API server was unreachable.
+type kubeUnreach struct {
+	read  *kubeRead
+	cause string
+}
+
+func (c *kubeCollector) note(sev model.NoteSeverity, msg string) {
+	c.mu.Lock()
+	c.notes = append(c.notes, model.Note{Severity: sev, Source: model.SourceKubernetes, Message: msg})
+	c.mu.Unlock()
+}
+
+func (c *kubeCollector) degrade(what string) {
+	c.mu.Lock()
+	c.failed = append(c.failed, what)
+	c.mu.Unlock()
+}
+
+// Collect reads the Dynamo deployments in scope and the objects around
+// them with a constant number of label-scoped, paginated LIST requests (plus three
+// discovery GETs), whatever the number of pods or nodes:
+//
+//   - discovery of nvidia.com/v1beta1, nvidia.com/v1alpha1 and grove.io/v1alpha1;
+//   - DynamoGraphDeployments (v1beta1, else v1alpha1), filtered by Names;
+//   - Pods and Services labelled nvidia.com/dynamo-graph-deployment-name;
+//   - DynamoWorkerMetadatas, EndpointSlices (discovery label), Warning Events and
+//     Nodes (one cluster-wide LIST), each kept only when it belongs to a pod,
+//     deployment or node read;
+//   - ClusterTopologyBindings, else the legacy ClusterTopologies.
+//
+// A resource that cannot be read (CRD missing, 403, timeout) becomes a Note naming
+// the resource, the missing permission and the consequence, and marks the source
+// degraded. The error is reserved for an API server that cannot be used at all
+// (unreachable, credentials rejected), reported by the first discovery request.
+func Collect(ctx context.Context, o Options) (*Result, error) {
+	if o.API == nil {
+		return nil, errors.New("no Kubernetes client configured")
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	c := &kubeCollector{o: o}
+	if !o.AllNamespaces {
+		c.ns = o.Namespace
+	}
+	res := &Result{Source: model.SourceStatus{Kind: model.SourceKubernetes, Detail: o.Detail, At: now().UTC()}}
+
+	// Discovery: which versions and CRDs are served (three GETs, concurrently).
+	gvs := []string{"nvidia.com/v1beta1", "nvidia.com/v1alpha1", "grove.io/v1alpha1"}
+	served := make([][]string, len(gvs))
+	errs := make([]error, len(gvs))
+	var wg sync.WaitGroup
+	for i, gv := range gvs {
+		wg.Go(func() { served[i], errs[i] = o.API.ServedResources(ctx, gv) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil || apierrors.IsNotFound(err) {
+			continue
+		}
+		if fatalKubeError(err) {
+			if cause, ok := unreachableCause(ctx, err); ok {
+				return nil, fmt.Errorf("read API discovery for %s: %s is unreachable, %s: %s", gvs[i], apiServerName(o.Detail), cause, unreachableAdvice)
+			}
+			if iolimit.IsTimeout(ctx, err) && !errors.Is(ctx.Err(), context.Canceled) {
+				// Name the flag that bounds the wait (or its absence).
+				return nil, fmt.Errorf("read API discovery for %s: the API server did not answer in time (%w): it is overloaded or unreachable; raise --request-timeout, or check the cluster is reachable with this kubeconfig (kubectl get --raw /apis/%s)", gvs[i], err, gvs[i])
+			}
+			return nil, fmt.Errorf("read API discovery for %s: %w: check the cluster is reachable with this kubeconfig (kubectl get --raw /apis/%s)", gvs[i], err, gvs[i])
+		}
+		// Discovery forbidden or flaky: assume served and let the LISTs tell.
+		served[i] = []string{"dynamographdeployments", "dynamoworkermetadatas", "clustertopologybindings", "clustertopologies"}
+	}
+	has := func(i int, res string) bool { return slices.Contains(served[i], res) }
+
+	// Phase 1: deployments, pods and services.
+	var dgdRead *kubeRead
+	switch {
+	case has(0, "dynamographdeployments"):
+		dgdRead = &kubeRead{gvr: GVRDynamoGraphDeploymentV1beta1, kind: "DynamoGraphDeployment"}
+	case has(1, "dynamographdeployments"):
+		dgdRead = &kubeRead{gvr: GVRDynamoGraphDeploymentV1alpha1, kind: "DynamoGraphDeployment"}
+		c.note(model.NoteInfo, "nvidia.com/v1beta1 DynamoGraphDeployments are not served: read nvidia.com/v1alpha1 (an older Dynamo operator)")
+	default:
+		c.note(model.NoteWarning, "no DynamoGraphDeployment CRD is served (neither nvidia.com/v1beta1 nor v1alpha1 dynamographdeployments): is the Dynamo operator installed in this cluster? Deployments are known only from their pods' labels")
+		c.degrade("DynamoGraphDeployment CRD not installed")
+	}
+	if dgdRead != nil {
+		res.DGDVersion = dgdRead.gvr.Version
+		dgdRead.namespace = c.ns
+		dgdRead.consequence = "the deployments, their kvTransferPolicy and router settings are unknown; only their pods are shown"
+	}
+	podSel := SrcLabelDeploymentName
+	if len(o.Names) > 0 {
+		podSel = SrcLabelDeploymentName + " in (" + strings.Join(o.Names, ",") + ")"
+	}
+	podRead := &kubeRead{gvr: GVRPods, kind: "Pod", namespace: c.ns, opts: metav1.ListOptions{LabelSelector: podSel},
+		consequence: "the workers, their nodes, readiness and domain labels are unknown; only the deployments' specs are shown"}
+	svcRead := &kubeRead{gvr: GVRServices, kind: "Service", namespace: c.ns, opts: metav1.ListOptions{LabelSelector: podSel},
+		consequence: "the frontend Service is unknown, so the frontend cannot be reached through the service proxy (pass --frontend-url after a port-forward)"}
+
+	var dgds, pods, svcs []*unstructured.Unstructured
+	var dgdOK, podsOK bool
+	wg.Go(func() {
+		if dgdRead != nil {
+			dgds, dgdOK = c.list(ctx, dgdRead, func(u *unstructured.Unstructured) bool {
+				return len(o.Names) == 0 || slices.Contains(o.Names, u.GetName())
+			})
+		}
+	})
+	wg.Go(func() { pods, podsOK = c.list(ctx, podRead, nil) })
+	wg.Go(func() { svcs, _ = c.list(ctx, svcRead, nil) })
+	wg.Wait()
+	if dgdOK {
+		for _, n := range o.Names {
+			if !slices.ContainsFunc(dgds, func(u *unstructured.Unstructured) bool { return u.GetName() == n }) {
+				c.note(model.NoteWarning, fmt.Sprintf("DynamoGraphDeployment %q not found %s", n, dgdRead.scope()))
+			}
+		}
+	}
+
+	// What belongs to the deployments read.
+	podNames := map[string]bool{} // ns/name
+	nodeNames := map[string]bool{}
+	for _, p := range pods {
+		podNames[p.GetNamespace()+"/"+p.GetName()] = true
+		if n, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName"); n != "" {
+			nodeNames[n] = true
+		}
+	}
+	dgdNames := map[string]bool{}
+	for _, d := range dgds {
+		dgdNames[d.GetNamespace()+"/"+d.GetName()] = true
+	}
+	for _, p := range pods {
+		dgdNames[p.GetNamespace()+"/"+p.GetLabels()[SrcLabelDeploymentName]] = true
+	}
+	ownsPod := func(u *unstructured.Unstructured) bool {
+		if !podsOK {
+			return true // cannot tell: keep everything in scope
+		}
+		ns := u.GetNamespace()
+		if podNames[ns+"/"+u.GetName()] {
+			return true
+		}
+		for _, ref := range u.GetOwnerReferences() {
+			if ref.Kind == "Pod" && podNames[ns+"/"+ref.Name] {
+				return true
+			}
+		}
+		return false
+	}
+
+	// Phase 2: everything else, concurrently.
+	var reads []*kubeRead
+	var keeps []func(*unstructured.Unstructured) bool
+	add := func(r *kubeRead, keep func(*unstructured.Unstructured) bool) {
+		reads = append(reads, r)
+		keeps = append(keeps, keep)
+	}
+	if has(1, "dynamoworkermetadatas") {
+		add(&kubeRead{gvr: GVRDynamoWorkerMetadata, kind: "DynamoWorkerMetadata", namespace: c.ns,
+			consequence: "the workers' published runtime config (role, instance ids, KV capacity, topology_domains, kv_transfer_*) is unknown; roles come from pod labels and args, and published-vs-label drift cannot be checked"},
+			ownsPod)
+	} else {
+		c.note(model.NoteInfo, "the DynamoWorkerMetadata CRD (dynamoworkermetadatas.nvidia.com/v1alpha1) is not installed: workers' published runtime config is read only from etcd (--etcd-endpoints), for deployments using etcd discovery")
+	}
+	add(&kubeRead{gvr: GVREndpointSlices, kind: "EndpointSlice", namespace: c.ns,
+		opts:        metav1.ListOptions{LabelSelector: SrcLabelDiscoveryEnabled + "=true"},
+		consequence: "discovery readiness is taken from pod conditions only"},
+		func(u *unstructured.Unstructured) bool {
+			if dgdNames[u.GetNamespace()+"/"+u.GetLabels()[SrcLabelDeploymentName]] {
+				return true
+			}
+			eps, _, _ := unstructured.NestedSlice(u.Object, "endpoints")
+			for _, e := range eps {
+				m, _ := e.(map[string]any)
+				name, _, _ := unstructured.NestedString(m, "targetRef", "name")
+				if podNames[u.GetNamespace()+"/"+name] {
+					return true
+				}
+			}
+			return !podsOK
+		})
+	add(&kubeRead{gvr: GVREvents, kind: "Event", namespace: c.ns,
+		opts:        metav1.ListOptions{FieldSelector: "type=Warning"},
+		consequence: "warning events such as TopologyLabelMissing are not shown", severity: model.NoteInfo},
+		func(u *unstructured.Unstructured) bool {
+			kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+			name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
+			ns, _, _ := unstructured.NestedString(u.Object, "involvedObject", "namespace")
+			if ns == "" {
+				ns = u.GetNamespace()
+			}
+			switch kind {
+			case "Pod":
+				return podNames[ns+"/"+name]
+			case "DynamoGraphDeployment":
+				return dgdNames[ns+"/"+name]
+			case "Node":
+				return nodeNames[name]
+			}
+			return false
+		})
+	if len(nodeNames) > 0 {
+		add(&kubeRead{gvr: GVRNodes, kind: "Node", cluster: true, opts: metav1.ListOptions{LabelSelector: o.NodeSelector},
+			consequence: "node labels (zone, rack) are unknown, so TopologyLabelDrift cannot be checked against the nodes and workers without a pod label have no domain"},
+			func(u *unstructured.Unstructured) bool { return nodeNames[u.GetName()] })
+	}
+	// The Dynamo operator's controller manager, in whatever namespace it runs:
+	// its release (--operator-version) is one of the signals of the release the
+	// deployments run (pkg/behavior).
+	add(&kubeRead{gvr: GVRDeployments, kind: "Deployment", opts: metav1.ListOptions{LabelSelector: OperatorSelector},
+		consequence: "the Dynamo operator's release is unknown (the release is told from the runtime images alone)", severity: model.NoteInfo},
+		func(u *unstructured.Unstructured) bool { trimOperator(u); return true })
+	switch {
+	case has(2, "clustertopologybindings"):
+		add(&kubeRead{gvr: GVRClusterTopologyBinding, kind: "ClusterTopologyBinding", cluster: true,
+			consequence: "the Grove topology levels are unknown, so policies naming a clusterTopologyName cannot be checked and --tree falls back to well-known node labels", severity: model.NoteWarning}, nil)
+	case has(2, "clustertopologies"):
+		add(&kubeRead{gvr: GVRClusterTopology, kind: "ClusterTopology", cluster: true,
+			consequence: "the Grove topology levels are unknown, so policies naming a clusterTopologyName cannot be checked and --tree falls back to well-known node labels", severity: model.NoteWarning}, nil)
+	default:
+		c.note(model.NoteInfo, "Grove is not installed (neither clustertopologybindings.grove.io nor clustertopologies.grove.io is served): topology levels come from well-known node labels")
+	}
+	results := make([][]*unstructured.Unstructured, len(reads))
+	for i := range reads {
+		wg.Go(func() { results[i], _ = c.list(ctx, reads[i], keeps[i]) })
+	}
+	wg.Wait()
+
+	objs := slices.Concat(dgds, pods, svcs)
+	for _, r := range results {
+		objs = append(objs, r...)
+	}
+	for _, u := range objs {
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	}
+	sortCollected(objs)
+	res.Objects = objs
+	c.noteUnreachable()
+	res.Notes = c.notes
+	SortCollectedNotes(res.Notes)
+	if len(c.failed) > 0 {
+		sort.Strings(c.failed)
+		res.Source.Degraded = true
+		res.Source.Message = strings.Join(c.failed, "; ")
+	}
+	res.Source.Unreachable = c.unreachable
+	return res, nil
+}
+
+// noteUnreachable reports the reads that failed because the API server could
+// not be reached: one note per read when a single read failed, else one note
+// per cause that names the server, the cause and the advice once and lists
+// every read with what its loss means (an API server that went away after
+// discovery fails every LIST the same way).
+func (c *kubeCollector) noteUnreachable() {
+	byCause := map[string][]*kubeRead{}
+	var causes []string
+	for _, u := range c.unreach {
+		if _, ok := byCause[u.cause]; !ok {
+			causes = append(causes, u.cause)
+		}
+		byCause[u.cause] = append(byCause[u.cause], u.read)
+	}
+	sort.Strings(causes)
+	server := apiServerName(c.o.Detail)
+	if len(causes) > 0 {
+		c.unreachable = server + " is unreachable, " + strings.Join(causes, "; ")
+	}
+	for _, cause := range causes {
+		reads := byCause[cause]
+		sort.Slice(reads, func(i, j int) bool {
+			a, b := reads[i], reads[j]
+			if a.resourceName() != b.resourceName() {
+				return a.resourceName() < b.resourceName()
+			}
+			return a.scope() < b.scope()
+		})
+		sev := model.NoteInfo
+		for _, r := range reads {
+			if r.severity == "" || r.severity == model.NoteWarning {
+				sev = model.NoteWarning
+			}
+		}
+		if len(reads) == 1 {
+			r := reads[0]
+			c.note(sev, fmt.Sprintf("listing %s %s failed: %s is unreachable, %s: %s; %s",
+				r.resourceName(), r.scope(), server, cause, r.consequence, unreachableAdvice))
+			continue
+		}
+		parts := make([]string, len(reads))
+		for i, r := range reads {
+			parts[i] = fmt.Sprintf("%s %s (%s)", r.resourceName(), r.scope(), r.consequence)
+		}
+		c.note(sev, fmt.Sprintf("%s is unreachable, %s: none of %d reads succeeded: %s; %s",
+			server, cause, len(reads), strings.Join(parts, "; "), unreachableAdvice))
+	}
+}
+
+// list reads every page of r, keeping the objects keep accepts (all when nil).
+// A failure becomes a note and ok=false.
+func (c *kubeCollector) list(ctx context.Context, r *kubeRead, keep func(*unstructured.Unstructured) bool) (out []*unstructured.Unstructured, ok bool) {
+	opts := r.opts
+	opts.Limit = c.o.PageSize
+	restarted := false
+	for {
+		page, err := c.o.API.List(ctx, r.gvr, r.namespace, opts)
+		if err != nil {
+			if apierrors.IsResourceExpired(err) && opts.Continue != "" && !restarted {
+				// The continue token expired (410 Gone): start over once.
+				restarted = true
+				out, opts.Continue = nil, ""
+				continue
+			}
+			c.failure(ctx, r, err)
+			return nil, false
+		}
+		for i := range page.Items {
+			u := &page.Items[i]
+			if u.GetKind() == "" {
+				u.SetAPIVersion(r.gvr.GroupVersion().String())
+				u.SetKind(r.kind)
+			}
+			if keep == nil || keep(u) {
+				out = append(out, u)
+			}
+		}
+		opts.Continue = page.GetContinue()
+		if opts.Continue == "" {
+			return out, true
+		}
+	}
+}
+
+// failure turns a LIST error into a note and a degraded source.
+func (c *kubeCollector) failure(ctx context.Context, r *kubeRead, err error) {
+	sev := r.severity
+	if sev == "" {
+		sev = model.NoteWarning
+	}
+	res := r.resourceName()
+	var msg, short string
+	switch {
+	case apierrors.IsForbidden(err):
+		msg = fmt.Sprintf("cannot list %s %s (RBAC: needs list on %s): %s", res, r.scope(), res, r.consequence)
+		short = res + " forbidden"
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		msg = fmt.Sprintf("%s is not served (CRD not installed?): %s", res, r.consequence)
+		short = res + " not served"
+	case isUnreachable(ctx, err):
+		cause, _ := unreachableCause(ctx, err)
+		c.mu.Lock()
+		c.unreach = append(c.unreach, kubeUnreach{read: r, cause: cause})
+		c.mu.Unlock()
+		c.degrade(res + " unreachable")
+		return
+	case iolimit.IsTimeout(ctx, err):
+		msg = fmt.Sprintf("listing %s %s timed out (%v): %s; raise --request-timeout", res, r.scope(), err, r.consequence)
+		short = res + " timed out"
+	default:
+		msg = fmt.Sprintf("listing %s %s failed: %v: %s", res, r.scope(), err, r.consequence)
+		short = res + " failed"
+	}
+	c.note(sev, msg)
+	c.degrade(short)
+}
+
+// unreachableAdvice is the next step when the API server cannot be reached.
+const unreachableAdvice = "check the cluster is reachable with this kubeconfig and that its current context is the intended cluster (kubectl cluster-info)"
+
+// apiServerName names the API server for a message from Options.Detail
+// ("CONTEXT (URL)", "(URL)" or "").
+func apiServerName(detail string) string {
+	switch {
+	case detail == "":
+		return "the API server"
+	case strings.HasPrefix(detail, "("):
+		return "the API server " + detail
+	}
+	return "the API server of context " + detail
+}
+
+func isUnreachable(ctx context.Context, err error) bool {
+	_, ok := unreachableCause(ctx, err)
+	return ok
+}
+
+// previousAttempt is how client-go appends the error of an earlier attempt of
+// a retried request to the last one ("context deadline exceeded - error from a
+// previous attempt: EOF"); the earlier error is not reachable with errors.As.
+const previousAttempt = " - error from a previous attempt: "
+
+// unreachableCause reports whether err means the API server could not be
+// reached at all, as opposed to answering slowly: no connection (refused, no
+// route, unknown host, dial timeout), or a connection closed or reset without
+// an answer, including when client-go retried that until the request timeout.
+// It returns the cause in a few words. A cancelled ctx (Ctrl-C) is not a cause.
+func unreachableCause(ctx context.Context, err error) (string, bool) {
+	if err == nil || ctx.Err() != nil {
+		return "", false
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return "", false // the server answered
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, previousAttempt); i >= 0 {
+		// Retried until the request timeout or the retry limit: the cause is
+		// what the attempts met.
+		if cause, ok := connCause(nil, msg[i+len(previousAttempt):]); ok {
+			return cause + " on every attempt until the request timed out", true
+		}
+		return "", false
+	}
+	return connCause(err, msg)
+}
+
+// connCause classifies a connection-level error (from its type when err is
+// set, else from its text).
+func connCause(err error, msg string) (string, bool) {
+	var op *net.OpError
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return "host " + dns.Name + " not found", true
+		}
+		return "DNS lookup of " + dns.Name + " failed", true
+	case errors.As(err, &op) && op.Op == "dial":
+		if op.Timeout() {
+			return "no connection before the timeout", true
+		}
+		if c, ok := connCause(nil, op.Err.Error()); ok {
+			return c, true
+		}
+		return "cannot connect (" + op.Err.Error() + ")", true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed without an answer (EOF)", true
+	}
+	low := strings.ToLower(msg)
+	for _, k := range []struct{ text, cause string }{
+		{"connection refused", "connection refused"},
+		{"no route to host", "no route to host"},
+		{"network is unreachable", "network unreachable"},
+		{"connection reset by peer", "connection reset"},
+		{"broken pipe", "connection closed (broken pipe)"},
+		{"http2: client connection lost", "connection lost"},
+		{"use of closed network connection", "connection closed"},
+		{"server sent goaway", "connection closed by the server (GOAWAY)"},
+	} {
+		if strings.Contains(low, k.text) {
+			return k.cause, true
+		}
+	}
+	if t := strings.TrimSpace(msg); t == "EOF" || strings.HasSuffix(t, ": EOF") || t == "unexpected EOF" || strings.HasSuffix(t, ": unexpected EOF") {
+		return "connection closed without an answer (EOF)", true
+	}
+	return "", false
+}
+
+// fatalKubeError reports whether err means the API server cannot be used at all:
+// not an answer from it (connection refused, TLS, timeout) or credentials rejected.
+func fatalKubeError(err error) bool {
+	if apierrors.IsUnauthorized(err) {
+		return true
+	}
+	var st apierrors.APIStatus
+	return !errors.As(err, &st)
+}
+
+// collectKindOrder ranks kinds for a stable, readable object order.
+var collectKindOrder = map[string]int{
+	"DynamoGraphDeployment": 0, "ClusterTopologyBinding": 1, "ClusterTopology": 1, "Node": 2, "Service": 3,
+	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7, "Deployment": 8,
+}
+
+// sortCollected orders objects by kind, namespace, name.
+func sortCollected(objs []*unstructured.Unstructured) {
+	rank := func(u *unstructured.Unstructured) int {
+		if r, ok := collectKindOrder[u.GetKind()]; ok {
+			return r
+		}
+		return len(collectKindOrder)
+	}
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
+		if a.GetKind() != b.GetKind() {
+			return a.GetKind() < b.GetKind()
+		}
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+}
+
+// SortCollectedNotes orders notes by severity (warnings first), then message.
+func SortCollectedNotes(notes []model.Note) {
+	sort.SliceStable(notes, func(i, j int) bool {
+		if notes[i].Severity != notes[j].Severity {
+			return notes[i].Severity == model.NoteWarning
+		}
+		if notes[i].Deployment != notes[j].Deployment {
+			return notes[i].Deployment < notes[j].Deployment
+		}
+		return notes[i].Message < notes[j].Message
+	})
+}
