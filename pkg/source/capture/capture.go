@@ -16,6 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
@@ -178,6 +179,13 @@ func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
 
 // readCaptureSlow is the reference reader: YAML and JSON, every error message.
 func readCaptureSlow(data []byte, name, label string) (*raw.Bundle, error) {
+	// Anchors and aliases may not expand the file beyond a budget
+	// proportional to its size (issue 29): checked here, for every caller,
+	// before any document is converted. JSON and YAML without an anchor and
+	// an alias pass on one scan.
+	if err := boundedyaml.Check(data); err != nil {
+		return nil, fmt.Errorf("capture %s: %w", label, err)
+	}
 	docs, err := captureDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("capture %s: %w", label, err)
