@@ -19,6 +19,9 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// newRoot builds the command tree (a test replaces it).
+var newRoot = root.NewCmdRoot
+
 func run(args []string) (code int) {
 	streams := iostreams.System()
 	// A panic is a bug, never a finding: it must not end the process with Go's
@@ -31,7 +34,7 @@ func run(args []string) (code int) {
 		}
 	}()
 	f := cmdutil.NewFactory(streams)
-	cmd := root.NewCmdRoot(f)
+	cmd := newRoot(f)
 	cmd.SetArgs(args)
 	code = cmdutil.Report(streams.ErrOut, cmd, args, cmd.Execute())
 	streams.Flush()
