@@ -273,7 +273,7 @@ func (a *anAnalysis) checkRouterMode() {
 		hint = fmt.Sprintf("set the decode worker set's router mode to kv (component %s: %s)", h.Override.Component, h.Override.Source)
 	}
 	a.add(model.Finding{ID: FindingRouterNotKV, Severity: model.SeverityWarning, Objects: objs,
-		Message: fmt.Sprintf("the decode hop routes in %s mode (from %s), not kv: the prefill router still derives the decode constraint from the prefill worker it picks (and a required policy still fails the request when it cannot), but the %s decode pick does not read routing constraints, so decode workers are picked without regard to %s and the KV transfer may cross it", h.Mode, h.ModeSource, h.Mode, a.domainName()),
+		Message: fmt.Sprintf("the decode hop routes in %s mode (from %s), not kv: the prefill router still derives the decode constraint from the prefill worker it picks (a request still fails when that prefill worker publishes a constraint that cannot be derived, e.g. no value for the domain), but the %s decode pick does not read routing constraints, so decode workers are picked without regard to %s and the KV transfer may cross it", h.Mode, h.ModeSource, h.Mode, a.domainName()),
 		Hint:    hint}, false)
 }
 

@@ -591,7 +591,7 @@ func TestFindingRouterNotKV(t *testing.T) {
 			name: "round-robin", dep: withMode(azRequired(), "round-robin"),
 			want: []string{"warning RouterNotKV "},
 			check: func(t *testing.T, fs []model.Finding) {
-				azContains(t, "message", fs[0].Message, "round-robin mode (from frontend args)", "does not read routing constraints", "required policy still fails")
+				azContains(t, "message", fs[0].Message, "round-robin mode (from frontend args)", "does not read routing constraints", "a request still fails when that prefill worker publishes a constraint that cannot be derived")
 				if !slices.Equal(fs[0].Objects, []string{"pod/dgd-frontend-0"}) {
 					t.Errorf("objects %v", fs[0].Objects)
 				}
@@ -864,4 +864,103 @@ func azReadDoc(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestFindingNoDecodeWorkers(t *testing.T) {
+	img := func(tag string) azOpt {
+		return func(w *model.Worker) { w.Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:" + tag }
+	}
+	prefillOnly := func(tag string, decodeOpts ...azOpt) func() model.Deployment {
+		return func() model.Deployment {
+			ws := []model.Worker{azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img(tag))}
+			for i, o := range decodeOpts {
+				ws = append(ws, azWorker(fmt.Sprintf("a-decode-%d", i), model.RoleDecode, "a", azPub("required"), img(tag), o))
+			}
+			return azDep(nil, ws...)
+		}
+	}
+	runFindingCases(t, []findingCase{
+		{
+			// Before 1.3 the frontend serves the model with prefill alone:
+			// every request is prefilled, then fails at the decode hop.
+			name: "1.2 decode not ready",
+			dep:  prefillOnly("1.2.0", azNotReady),
+			want: []string{"error NoDecodeWorkers ", "info NotReadyWorkers "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "none of its 1 decode replica is live")
+				azContains(t, "message", fs[0].Message, "Dynamo 1.2.0")
+				if !slices.Equal(fs[0].Objects, []string{"pod/a-decode-0"}) {
+					t.Errorf("objects %v", fs[0].Objects)
+				}
+			},
+		},
+		{
+			// From 1.3 the prefill workers' needs are unmet: the model is
+			// unready, which is ModelNotReady, not NoDecodeWorkers.
+			name: "1.3 decode not ready",
+			dep:  prefillOnly("1.3.0", azNotReady),
+			want: []string{"error ModelNotReady ", "info NotReadyWorkers "},
+		},
+		{
+			name: "1.2 no decode component at all",
+			dep:  prefillOnly("1.2.0"),
+			want: []string{"error NoDecodeWorkers "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "the deployment has no decode worker")
+				if !slices.Equal(fs[0].Objects, []string{"deployment/dgd"}) && !slices.Equal(fs[0].Objects, []string{"dynamographdeployment/dgd"}) {
+					t.Errorf("objects %v", fs[0].Objects)
+				}
+			},
+		},
+		{
+			name: "1.2 with a live decode",
+			dep:  prefillOnly("1.2.0", func(*model.Worker) {}),
+			want: []string{},
+		},
+	})
+}
+
+func TestFindingMixedDynamoReleases(t *testing.T) {
+	img := func(tag string) azOpt {
+		return func(w *model.Worker) { w.Image = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:" + tag }
+	}
+	runFindingCases(t, []findingCase{
+		{
+			name: "one release",
+			dep: func() model.Deployment {
+				return azDep(azRequired(), azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-0", model.RoleDecode, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-1", model.RoleDecode, "a", azPub("required"), img("1.3.0")))
+			},
+			want: []string{},
+		},
+		{
+			name: "a rollout in progress",
+			dep: func() model.Deployment {
+				return azDep(azRequired(), azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-0", model.RoleDecode, "a", azPub("required"), img("1.2.0")),
+					azWorker("a-decode-1", model.RoleDecode, "a", azPub("required"), img("1.3.0")))
+			},
+			want: []string{"warning MixedDynamoReleases "},
+			check: func(t *testing.T, fs []model.Finding) {
+				azContains(t, "message", fs[0].Message, "1.2.0 (")
+				azContains(t, "message", fs[0].Message, "a-decode-0")
+				// No frontend image: the oldest release is followed.
+				azContains(t, "message", fs[0].Message, "read at 1.2.0")
+				if !slices.Contains(fs[0].Objects, "pod/a-decode-0") {
+					t.Errorf("objects %v", fs[0].Objects)
+				}
+			},
+		},
+		{
+			name: "the override reads one release and says nothing of the images",
+			dep: func() model.Deployment {
+				return azDep(azRequired(), azWorker("a-prefill-0", model.RolePrefill, "a", azPub("required"), img("1.3.0")),
+					azWorker("a-decode-0", model.RoleDecode, "a", azPub("required"), img("1.2.0")),
+					azWorker("a-decode-1", model.RoleDecode, "a", azPub("required"), img("1.3.0")))
+			},
+			opts: AnalyzeOptions{DynamoVersion: "1.3.0"},
+			want: []string{},
+		},
+	})
 }

@@ -134,6 +134,18 @@ func prefillDown(d *model.Deployment) bool {
 	return n > 0
 }
 
+// decodeDown takes every decode and aggregated worker out of service.
+func decodeDown(d *model.Deployment) bool {
+	n := 0
+	for i := range d.Workers {
+		if r := d.Workers[i].Role; (r == model.RoleDecode || r == model.RoleAggregated) && d.Workers[i].Ready {
+			d.Workers[i].Ready = false
+			n++
+		}
+	}
+	return n > 0
+}
+
 func scenarios() []scenario {
 	asDeployed := func(*model.Deployment) bool { return true }
 	return []scenario{
@@ -148,6 +160,11 @@ func scenarios() []scenario {
 		// served aggregated before 1.3 and refused from 1.3 on.
 		{name: "prefill down @1.2.0", version: "1.2.0", apply: prefillDown},
 		{name: "prefill down @1.3.0", version: "1.3.0", apply: prefillDown},
+		// Prefill without decode: before 1.3 the model is served and every
+		// request fails at the decode hop (NoDecodeWorkers); from 1.3 the
+		// prefill workers' needs keep it unready.
+		{name: "decode down @1.2.0", version: "1.2.0", apply: decodeDown},
+		{name: "decode down @1.3.0", version: "1.3.0", apply: decodeDown},
 		{name: "as deployed @1.2.0", version: "1.2.0", apply: asDeployed},
 		{name: "as deployed @1.4.0", version: "1.4.0", apply: asDeployed},
 	}
@@ -298,6 +315,21 @@ func agree(t *testing.T, snap *model.Snapshot, di int, version string, tokens []
 	}
 	if topoRefused {
 		return x // no routing happens: nothing per domain to compare
+	}
+
+	// No decode instance anywhere while the model is served (NoDecodeWorkers):
+	// every request fails at the decode hop, in explain-route and simulate;
+	// and when both fail every request at the decode hop for want of any
+	// decode instance, topology reports an error.
+	topoNoDecode := hasFinding(fs, analysis.FindingNoDecodeWorkers, model.SeverityError, "")
+	explDecodeFails := x.Verdict.Stage == "decode" && !x.Verdict.Routable
+	simDecodeFails := sv.Requests > 0 && sv.Failed == sv.Requests && !slices.ContainsFunc(sv.Failures, func(f simulate.FailureCount) bool { return f.Stage != "decode" })
+	if topoNoDecode && (!explDecodeFails || !simDecodeFails) {
+		t.Errorf("no decode: topology NoDecodeWorkers, explain-route fails at decode %v (%s: %s), simulate fails every request at decode %v (%d of %d %+v)",
+			explDecodeFails, x.Verdict.Error, x.Verdict.Message, simDecodeFails, sv.Failed, sv.Requests, sv.Failures)
+	}
+	if x.Verdict.Error == "NoInstances" && explDecodeFails && simDecodeFails && !hasError(fs) {
+		t.Errorf("no decode instance: explain-route and simulate fail every request at decode (NoInstances), topology reports no error")
 	}
 
 	// Per domain: every domain value with ready prefill replicas.

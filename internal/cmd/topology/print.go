@@ -186,11 +186,12 @@ func workerTable(d *model.DeploymentReport) *printers.Table {
 	}}
 	for _, wr := range d.Workers {
 		ready := "no"
-		if wr.Ready {
+		switch {
+		case wr.Ready:
 			ready = "yes"
-		} else if wr.Pending != nil {
+		case wr.Pending != nil:
 			ready = "pending"
-		} else if wr.Unregistered {
+		case wr.Unregistered:
 			ready = "unregistered"
 		}
 		value := wr.Value

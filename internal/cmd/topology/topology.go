@@ -20,7 +20,6 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
 )
 
@@ -370,13 +369,4 @@ func nothingReadable(s *model.Snapshot, source []string) error {
 	}
 	return cmdutil.WithHint(fmt.Errorf("no DynamoGraphDeployment could be read: %s", detail),
 		"Try: "+strings.Join(append([]string{"kubectl auth can-i list dynamographdeployments.nvidia.com"}, source...), " ")+", and see docs/rbac.md for the read-only role")
-}
-
-// profileNames lists the compatibility profiles for the flag's help.
-func profileNames() string {
-	var s []string
-	for _, p := range routecore.Profiles() {
-		s = append(s, string(p))
-	}
-	return strings.Join(s, ", ")
 }
