@@ -33,6 +33,10 @@ func main() {
 		check(scaleMain(os.Args[2:]))
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "-upstream-scale" {
+		check(upstreamScaleMain(os.Args[2:]))
+		return
+	}
 	if len(os.Args) > 1 {
 		out = os.Args[1]
 	}

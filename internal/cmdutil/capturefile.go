@@ -16,14 +16,42 @@ import (
 // whose anchors and aliases expand beyond the bound proportional to its size
 // (boundedyaml.Check), and parses it. Errors name the flag and the file.
 func ReadCaptureFile(in io.Reader, name, what string) (*raw.Bundle, error) {
-	data, err := ReadInputLimit(in, name, what, capture.MaxBytes)
+	return readCaptureFile(in, name, what, false)
+}
+
+// ReadCaptureFileWhole is ReadCaptureFile that also keeps every Kubernetes
+// object whole, as read (capture.ParseWhole, Bundle.AsRead): for preflight,
+// which checks manifests and nodes whole.
+func ReadCaptureFileWhole(in io.Reader, name, what string) (*raw.Bundle, error) {
+	return readCaptureFile(in, name, what, true)
+}
+
+func readCaptureFile(in io.Reader, name, what string, whole bool) (*raw.Bundle, error) {
+	input, err := fileio.Open(in, name, what, capture.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer input.Close()
+	// A regular file holding a JSON capture is read streaming, from the one
+	// descriptor opened above (JSON has no anchors or aliases to bound);
+	// anything else is read whole and decided by capture.Parse.
+	if !whole && !input.Stream() {
+		if b, ok := capture.ReadStreaming(input.NewReader(), input.Info().Size(), name); ok {
+			return b, nil
+		}
+	}
+	data, err := input.Bytes()
 	if err != nil {
 		return nil, err
 	}
 	if err := boundedyaml.Check(data); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}
-	b, err := capture.Parse(data, name)
+	parse := capture.Parse
+	if whole {
+		parse = capture.ParseWhole
+	}
+	b, err := parse(data, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", what, name, err)
 	}

@@ -6,25 +6,27 @@ import (
 )
 
 func TestTuneGCForOneShot(t *testing.T) {
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
-	before := debug.SetGCPercent(-1)
-	debug.SetGCPercent(before)
-	beforeLimit := debug.SetMemoryLimit(-1)
-	restore := TuneGCForOneShot()
-	if got := debug.SetGCPercent(oneShotGCPercent); got != oneShotGCPercent {
-		t.Errorf("GC percent %d, want %d", got, oneShotGCPercent)
-	}
-	if got := debug.SetMemoryLimit(-1); got != oneShotMemoryLimit {
-		t.Errorf("memory limit %d, want %d", got, oneShotMemoryLimit)
-	}
-	restore()
-	if got := debug.SetGCPercent(-1); got != before {
-		t.Errorf("restored GC percent %d, want %d", got, before)
-	}
-	debug.SetGCPercent(before)
-	if got := debug.SetMemoryLimit(-1); got != beforeLimit {
-		t.Errorf("restored memory limit %d, want %d", got, beforeLimit)
+	for _, percent := range []int{GCReport, GCSimulate} {
+		t.Setenv("GOGC", "")
+		t.Setenv("GOMEMLIMIT", "")
+		before := debug.SetGCPercent(-1)
+		debug.SetGCPercent(before)
+		beforeLimit := debug.SetMemoryLimit(-1)
+		restore := TuneGCForOneShot(percent)
+		if got := debug.SetGCPercent(percent); got != percent {
+			t.Errorf("GC percent %d, want %d", got, percent)
+		}
+		if got := debug.SetMemoryLimit(-1); got != oneShotMemoryLimit {
+			t.Errorf("memory limit %d, want %d", got, oneShotMemoryLimit)
+		}
+		restore()
+		if got := debug.SetGCPercent(-1); got != before {
+			t.Errorf("restored GC percent %d, want %d", got, before)
+		}
+		debug.SetGCPercent(before)
+		if got := debug.SetMemoryLimit(-1); got != beforeLimit {
+			t.Errorf("restored memory limit %d, want %d", got, beforeLimit)
+		}
 	}
 }
 
@@ -36,7 +38,7 @@ func TestTuneGCForOneShotRespectsEnvironment(t *testing.T) {
 			t.Setenv(env, "150")
 			before := debug.SetGCPercent(-1)
 			debug.SetGCPercent(before)
-			restore := TuneGCForOneShot()
+			restore := TuneGCForOneShot(GCReport)
 			defer restore()
 			if got := debug.SetGCPercent(-1); got != before {
 				t.Errorf("with %s set, GC percent changed to %d", env, got)

@@ -17,6 +17,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
@@ -78,7 +79,7 @@ func read(cmd *cobra.Command, f *cmdutil.Factory, target string, d depth) (*mode
 		if err != nil {
 			return nil, err
 		}
-		b = &raw.Bundle{Objects: objs}
+		b = &raw.Bundle{Objects: typed(objs)}
 	default:
 		var names []string
 		if target != "" {
@@ -166,7 +167,7 @@ func liveNamespaces(cmd *cobra.Command, f *cmdutil.Factory) ([]string, []model.D
 	var deps []model.Deployment
 	objs, dgdErr := listDeployments(ctx, api, "")
 	if dgdErr == nil {
-		s, err := build.Build(&raw.Bundle{Objects: objs})
+		s, err := build.Build(&raw.Bundle{Objects: typed(objs)})
 		if err != nil {
 			return names, nil, err
 		}
@@ -210,4 +211,13 @@ func fromFile(cmd *cobra.Command) string {
 func allNamespaces(cmd *cobra.Command) bool {
 	fl := cmd.Flags().Lookup("all-namespaces")
 	return fl != nil && fl.Value.String() == "true"
+}
+
+// typed types listed objects for Build.
+func typed(objs []*unstructured.Unstructured) raw.Objects {
+	whole := make([]raw.Object, len(objs))
+	for i, u := range objs {
+		whole[i] = u.Object
+	}
+	return decode.FromObjects(whole)
 }

@@ -126,6 +126,77 @@ func (t *Table) Render(w io.Writer, opts TableOptions) error {
 	return err
 }
 
+// CellLimit is the width Render cuts column col's cells to: the column's
+// MaxWidth, else MaxLastCellWidth for the last column shown, else
+// MaxCellWidth.
+func (t *Table) CellLimit(col int, wide bool) int {
+	if m := t.Columns[col].MaxWidth; m != 0 {
+		return m
+	}
+	last := -1
+	for i, c := range t.Columns {
+		if !c.Wide || wide {
+			last = i
+		}
+	}
+	if col == last {
+		return MaxLastCellWidth
+	}
+	return MaxCellWidth
+}
+
+// JoinCut is strings.Join(items, sep) as Render prints it in a column cut at
+// limit (CellLimit), built without joining what the cut drops when every item
+// and sep are printable ASCII: a cell listing thousands of pod names costs its
+// width, not its length. Render prints JoinCut's result exactly as it prints
+// the whole join.
+func JoinCut(items []string, sep string, limit int) string {
+	if limit < 2 || !termsafe.PlainASCII(sep) {
+		return strings.Join(items, sep)
+	}
+	n := 0
+	for i, it := range items {
+		if !termsafe.PlainASCII(it) {
+			return strings.Join(items, sep)
+		}
+		if i > 0 {
+			n += len(sep)
+		}
+		n += len(it)
+	}
+	if n <= limit {
+		return strings.Join(items, sep)
+	}
+	tail := (limit - 1) / 3
+	head := limit - 1 - tail
+	var b strings.Builder
+	b.Grow(limit + 2)
+	for i := 0; b.Len() < head; i++ {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(items[i])
+	}
+	out := b.String()[:head] + "…"
+	// The last tail bytes of the join, from the end.
+	var end []string
+	size := 0
+	for i := len(items) - 1; size < tail; i-- {
+		end = append(end, items[i])
+		size += len(items[i])
+		if i > 0 {
+			end = append(end, sep)
+			size += len(sep)
+		}
+	}
+	var e strings.Builder
+	for i := len(end) - 1; i >= 0; i-- {
+		e.WriteString(end[i])
+	}
+	es := e.String()
+	return out + es[len(es)-tail:]
+}
+
 // sanitizeCell keeps one cell on one line, safe for a terminal, and at most
 // MaxCellWidth wide. Colour markers a printer put around a value survive; the
 // value inside must be escaped by whoever decorated it (Cell does both).

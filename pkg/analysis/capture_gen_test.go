@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/zeebo/xxh3"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
@@ -428,8 +428,9 @@ func (sc *genScenario) build() *raw.Bundle {
 		b.BusyThresholds = []raw.FrontendBusyThresholds{{Namespace: sc.namespace, Deployment: sc.dgd, Source: svc + "/busy_threshold", At: at.Add(-2 * time.Second), JSON: sc.busy}}
 	}
 	for _, o := range objs {
-		b.Objects = append(b.Objects, &unstructured.Unstructured{Object: o})
+		b.AsRead = append(b.AsRead, o)
 	}
+	b.Objects = decode.FromObjects(b.AsRead)
 	return b
 }
 

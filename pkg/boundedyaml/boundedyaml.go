@@ -1,17 +1,13 @@
 package boundedyaml
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strconv"
 
 	yamlv2 "go.yaml.in/yaml/v2"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // Budget bounds what one input may expand to, aliases expanded.
@@ -121,15 +117,8 @@ func checkBudget(data []byte, b Budget) error {
 		return nil
 	}
 	m := meter{b: b}
-	yr := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for n := 1; ; n++ {
-		doc, err := yr.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return nil //nolint:nilerr // the caller's converter reports the same error with its context
-		}
+	for i, doc := range documents(data) {
+		n := i + 1
 		if !mayHaveAnchor(doc) {
 			// Still count what it takes up: the budget is for the whole stream.
 			m.bytes += int64(len(doc))
@@ -143,6 +132,7 @@ func checkBudget(data []byte, b Budget) error {
 			return &ExpansionError{Document: n, InputBytes: len(data), Budget: b, Nodes: m.nodes > b.Nodes}
 		}
 	}
+	return nil
 }
 
 // mayHaveAnchor reports whether data may expand through an alias: it needs
@@ -298,4 +288,51 @@ func jsonable(v any) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// documents yields the documents of a YAML stream as the Kubernetes YAML
+// reader splits them (k8s.io/apimachinery/pkg/util/yaml.YAMLReader, which
+// pkg/simulate may not import): at every line that starts with "---" followed
+// by nothing but white space or a comment; empty documents are skipped.
+func documents(data []byte) func(yield func(int, []byte) bool) {
+	return func(yield func(int, []byte) bool) {
+		n, start := 0, 0
+		emit := func(end int) bool {
+			doc := data[start:end]
+			start = end
+			if len(bytes.TrimSpace(doc)) == 0 {
+				return true
+			}
+			ok := yield(n, doc)
+			n++
+			return ok
+		}
+		for i := 0; i < len(data); {
+			end := bytes.IndexByte(data[i:], '\n')
+			next := len(data)
+			if end >= 0 {
+				next = i + end + 1
+			}
+			line := data[i:next]
+			if isSeparator(line) {
+				if !emit(i) {
+					return
+				}
+				start = next
+			}
+			i = next
+		}
+		emit(len(data))
+	}
+}
+
+// isSeparator reports whether a line ends a YAML document: "---", then only
+// white space or a comment.
+func isSeparator(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("---"))
+	if !ok {
+		return false
+	}
+	rest = bytes.TrimSpace(rest)
+	return len(rest) == 0 || rest[0] == '#'
 }

@@ -7,13 +7,8 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
@@ -107,35 +102,62 @@ type bldBuilder struct {
 	b     *raw.Bundle
 	notes []model.Note
 
-	dgds []*unstructured.Unstructured
+	dgds []*raw.DGD
 	// pods by namespace, then by DGD name (from the label).
 	pods map[string]map[string][]*bldPod
 	// nodes by name.
 	nodes map[string]map[string]string
 	// dwms by namespace.
-	dwms map[string][]*unstructured.Unstructured
-	// podConv and dwmFast hold work done ahead on every core: pod conversions
-	// (index) and DWMs decoded by the fast path (buildPods).
-	podConv map[*unstructured.Unstructured]bldPodConv
-	dwmFast map[*unstructured.Unstructured][]*bldInstance
+	dwms map[string][]*raw.DWM
+	// dwmFast holds DWMs decoded ahead on every core by the fast path
+	// (buildPods): those whose spec.data stayed JSON.
+	dwmFast map[*raw.DWM][]*bldInstance
 	// sliceReady by namespace/pod: the EndpointSlice readiness of the pod.
 	sliceReady map[string]bool
-	services   map[string][]*unstructured.Unstructured
-	events     []*unstructured.Unstructured
+	services   map[string][]*raw.Service
+	events     []*raw.Event
 	// topologies by kind then name.
-	topologies map[string]map[string]*unstructured.Unstructured
+	topologies map[string]map[string]*raw.ClusterTopology
 	// etcd is the decoded etcd discovery state.
 	etcd *bldEtcdState
 	// operators are the Dynamo operator Deployments read.
 	operators []model.Operator
 }
 
-// bldPod is a converted Pod with the facts derived from it.
+// bldPod is a Pod with the facts derived from it.
 type bldPod struct {
-	pod  corev1.Pod
-	main *corev1.Container
-	// image is the main container's image ("" when it is not a string).
-	image string
+	pod  *raw.Pod
+	main *raw.Container
+	// env and envUnknown are bldEnvMap of the main container's env, resolved
+	// once by mainEnv (several passes read it).
+	env        map[string]string
+	envUnknown []string
+	envDone    bool
+}
+
+// bldMaxImageRef bounds an image reference read from the cluster (registry
+// host, path and tag or digest stay far below it).
+const bldMaxImageRef = 512
+
+// image is the main container's image: "" when there is none, it is not a
+// string (raw.Container.Image) or longer than bldMaxImageRef. It is read only
+// to tell the Dynamo release.
+func (p *bldPod) image() string {
+	if p.main == nil || len(p.main.Image) > bldMaxImageRef {
+		return ""
+	}
+	return p.main.Image
+}
+
+// mainEnv is bldEnvMap(p.main.Env), resolved on first use; p.main must be
+// set. Its map is shared: read it, never write it (unknown is clipped, so
+// appending to it copies).
+func (p *bldPod) mainEnv() (vals map[string]string, unknown []string) {
+	if !p.envDone {
+		p.env, p.envUnknown = bldEnvMap(p.main.Env)
+		p.envDone = true
+	}
+	return p.env, slices.Clip(p.envUnknown)
 }
 
 func newBuilder(b *raw.Bundle) *bldBuilder {
@@ -143,10 +165,10 @@ func newBuilder(b *raw.Bundle) *bldBuilder {
 		b:          b,
 		pods:       map[string]map[string][]*bldPod{},
 		nodes:      map[string]map[string]string{},
-		dwms:       map[string][]*unstructured.Unstructured{},
+		dwms:       map[string][]*raw.DWM{},
 		sliceReady: map[string]bool{},
-		services:   map[string][]*unstructured.Unstructured{},
-		topologies: map[string]map[string]*unstructured.Unstructured{},
+		services:   map[string][]*raw.Service{},
+		topologies: map[string]map[string]*raw.ClusterTopology{},
 	}
 }
 
@@ -214,93 +236,65 @@ func (bd *bldBuilder) build() *model.Snapshot {
 	return s
 }
 
-// bldGroup returns the API group of an apiVersion ("" for core).
-func bldGroup(apiVersion string) string {
-	g, _, ok := strings.Cut(apiVersion, "/")
-	if !ok {
-		return ""
-	}
-	return g
-}
-
-// index sorts the bundle's objects by kind. Lists nested in Objects are
-// flattened; DGDs read at both versions are kept once (v1beta1 preferred).
+// index sorts the bundle's objects by kind (raw.Objects: lists already
+// flattened, objects of other kinds left out); DGDs read at both versions are
+// kept once (v1beta1 preferred).
 func (bd *bldBuilder) index() {
 	src := bd.kubeSource()
-	dgdByKey := map[string]*unstructured.Unstructured{}
-	var walk func(objs []*unstructured.Unstructured, depth int)
-	walk = func(objs []*unstructured.Unstructured, depth int) {
-		for _, u := range objs {
-			if u == nil || u.Object == nil {
+	objs := &bd.b.Objects
+	dgdByKey := map[string]*raw.DGD{}
+	for _, u := range objs.DGDs {
+		key := u.Namespace + "/" + u.Name
+		if prev, ok := dgdByKey[key]; ok {
+			// Keep the newer API version (v1beta1 over v1alpha1).
+			if prev.APIVersion >= u.APIVersion {
 				continue
-			}
-			kind, group := u.GetKind(), bldGroup(u.GetAPIVersion())
-			if u.IsList() && depth < 2 {
-				var items []*unstructured.Unstructured
-				_ = u.EachListItem(func(o runtime.Object) error {
-					if it, ok := o.(*unstructured.Unstructured); ok {
-						items = append(items, it)
-					}
-					return nil
-				})
-				walk(items, depth+1)
-				continue
-			}
-			ns, name := u.GetNamespace(), u.GetName()
-			switch {
-			case kind == "DynamoGraphDeployment" && group == "nvidia.com":
-				key := ns + "/" + name
-				if prev, ok := dgdByKey[key]; ok {
-					// Keep the newer API version (v1beta1 over v1alpha1).
-					if prev.GetAPIVersion() >= u.GetAPIVersion() {
-						continue
-					}
-				}
-				dgdByKey[key] = u
-			case kind == "DynamoWorkerMetadata" && group == "nvidia.com":
-				bd.dwms[ns] = append(bd.dwms[ns], u)
-			case kind == "Pod" && group == "":
-				dgd := u.GetLabels()[bldLabelDGD]
-				if dgd == "" {
-					continue
-				}
-				c, ok := bd.podConv[u]
-				if !ok {
-					c.p, c.err = bldConvertPod(u)
-				}
-				p, err := c.p, c.err
-				if err != nil {
-					bd.note(src, ns+"/"+dgd, "pod %s/%s could not be read (%v); skipped: it is not counted as a frontend or worker", ns, name, err)
-					continue
-				}
-				if bd.pods[ns] == nil {
-					bd.pods[ns] = map[string][]*bldPod{}
-				}
-				bd.pods[ns][dgd] = append(bd.pods[ns][dgd], p)
-			case kind == "Node" && group == "":
-				bd.nodes[name] = u.GetLabels()
-				if bd.nodes[name] == nil {
-					bd.nodes[name] = map[string]string{}
-				}
-			case kind == "EndpointSlice" && group == "discovery.k8s.io":
-				bd.indexSlice(u)
-			case kind == "Service" && group == "":
-				bd.services[ns] = append(bd.services[ns], u)
-			case kind == "Event" && (group == "" || group == "events.k8s.io"):
-				bd.events = append(bd.events, u)
-			case kind == "Deployment" && group == "apps" && bldIsOperator(u):
-				bd.operators = append(bd.operators, bldOperator(u))
-			case (kind == "ClusterTopologyBinding" || kind == "ClusterTopology") && group == "grove.io":
-				if bd.topologies[kind] == nil {
-					bd.topologies[kind] = map[string]*unstructured.Unstructured{}
-				}
-				bd.topologies[kind][name] = u
 			}
 		}
+		dgdByKey[key] = u
 	}
-	bd.convertPodsAhead(bd.b.Objects)
-	walk(bd.b.Objects, 0)
-	bd.podConv = nil
+	for _, u := range objs.DWMs {
+		bd.dwms[u.Namespace] = append(bd.dwms[u.Namespace], u)
+	}
+	for _, u := range objs.Pods {
+		ns, name := u.Namespace, u.Name
+		dgd := u.Labels[bldLabelDGD]
+		if dgd == "" {
+			continue
+		}
+		if u.Invalid != "" {
+			bd.note(src, ns+"/"+dgd, "pod %s/%s could not be read (%s); skipped: it is not counted as a frontend or worker", ns, name, u.Invalid)
+			continue
+		}
+		if bd.pods[ns] == nil {
+			bd.pods[ns] = map[string][]*bldPod{}
+		}
+		bd.pods[ns][dgd] = append(bd.pods[ns][dgd], &bldPod{pod: u, main: bldMainContainer(u.Spec.Containers, u.Annotations[bldAnnMainContainer])})
+	}
+	for _, u := range objs.Nodes {
+		bd.nodes[u.Name] = u.Labels
+		if bd.nodes[u.Name] == nil {
+			bd.nodes[u.Name] = map[string]string{}
+		}
+	}
+	for _, u := range objs.EndpointSlices {
+		bd.indexSlice(u)
+	}
+	for _, u := range objs.Services {
+		bd.services[u.Namespace] = append(bd.services[u.Namespace], u)
+	}
+	bd.events = objs.Events
+	for _, u := range objs.Deployments {
+		if bldIsOperator(u) {
+			bd.operators = append(bd.operators, bldOperator(u))
+		}
+	}
+	for _, u := range objs.Topologies {
+		if bd.topologies[u.Kind] == nil {
+			bd.topologies[u.Kind] = map[string]*raw.ClusterTopology{}
+		}
+		bd.topologies[u.Kind][u.Name] = u
+	}
 	for _, k := range bldSortedKeys(dgdByKey) {
 		bd.dgds = append(bd.dgds, dgdByKey[k])
 	}
@@ -310,56 +304,28 @@ func (bd *bldBuilder) index() {
 		}
 	}
 	for ns := range bd.dwms {
-		bldSortByName(bd.dwms[ns])
+		bldSortByName(bd.dwms[ns], func(u *raw.DWM) string { return u.Name })
 	}
 	for ns := range bd.services {
-		bldSortByName(bd.services[ns])
+		bldSortByName(bd.services[ns], func(u *raw.Service) string { return u.Name })
 	}
 }
 
-// bldSortByName sorts objects by name like slices.SortFunc with a GetName
-// comparison (the same comparisons, so the same order, ties included), reading
-// each name once instead of twice per comparison.
-func bldSortByName(objs []*unstructured.Unstructured) {
+// bldSortByName sorts objects by name like slices.SortFunc with a name
+// comparison (the same comparisons, so the same order, ties included),
+// reading each name once instead of twice per comparison.
+func bldSortByName[T any](objs []T, name func(T) string) {
 	type named struct {
 		name string
-		u    *unstructured.Unstructured
+		u    T
 	}
 	ns := make([]named, len(objs))
 	for i, u := range objs {
-		ns[i] = named{u.GetName(), u}
+		ns[i] = named{name(u), u}
 	}
 	slices.SortFunc(ns, func(a, b named) int { return cmp.Compare(a.name, b.name) })
 	for i := range ns {
 		objs[i] = ns[i].u
-	}
-}
-
-// bldPodConv is the result of bldConvertPod.
-type bldPodConv struct {
-	p   *bldPod
-	err error
-}
-
-// convertPodsAhead converts the deployments' pods among objs on every core
-// (the conversion is the bulk of indexing a large bundle).
-func (bd *bldBuilder) convertPodsAhead(objs []*unstructured.Unstructured) {
-	var pods []*unstructured.Unstructured
-	for _, u := range objs {
-		if u != nil && u.Object != nil && u.GetKind() == "Pod" && bldGroup(u.GetAPIVersion()) == "" && u.GetLabels()[bldLabelDGD] != "" {
-			pods = append(pods, u)
-		}
-	}
-	if len(pods) < bldParallelMin {
-		return
-	}
-	conv := make([]bldPodConv, len(pods))
-	bldParallel(len(pods), func(i int) {
-		conv[i].p, conv[i].err = bldConvertPod(pods[i])
-	})
-	bd.podConv = make(map[*unstructured.Unstructured]bldPodConv, len(pods))
-	for i, u := range pods {
-		bd.podConv[u] = conv[i]
 	}
 }
 
@@ -403,147 +369,28 @@ func bldParallel(n int, fn func(i int)) {
 
 // indexSlice records the readiness of every pod an EndpointSlice targets: a
 // pod is ready when any endpoint that targets it is ready.
-func (bd *bldBuilder) indexSlice(u *unstructured.Unstructured) {
-	eps, _, _ := unstructured.NestedSlice(u.Object, "endpoints")
-	for _, e := range eps {
-		m, ok := e.(map[string]any)
-		if !ok {
-			continue
-		}
-		kind, _, _ := unstructured.NestedString(m, "targetRef", "kind")
-		name, _, _ := unstructured.NestedString(m, "targetRef", "name")
+func (bd *bldBuilder) indexSlice(u *raw.EndpointSlice) {
+	for _, e := range u.Endpoints {
+		kind, name := e.TargetRef.Kind, e.TargetRef.Name
 		if name == "" || (kind != "" && kind != "Pod") {
 			continue
 		}
-		ns, _, _ := unstructured.NestedString(m, "targetRef", "namespace")
+		ns := e.TargetRef.Namespace
 		if ns == "" {
-			ns = u.GetNamespace()
+			ns = u.Namespace
 		}
 		ready := true // an absent ready condition means ready (EndpointConditions)
-		if r, found, err := unstructured.NestedBool(m, "conditions", "ready"); found && err == nil {
-			ready = r
+		if r := e.Conditions.Ready; r != nil {
+			ready = *r
 		}
 		key := ns + "/" + name
 		bd.sliceReady[key] = bd.sliceReady[key] || ready
 	}
 }
 
-// bldPodWire is the part of a Pod Build reads; converting only these fields
-// (not managedFields, volumes, container statuses, …) keeps Build fast on
-// deployments with thousands of pods.
-type bldPodWire struct {
-	Metadata struct {
-		Name        string            `json:"name"`
-		Namespace   string            `json:"namespace"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	} `json:"metadata"`
-	Spec struct {
-		NodeName       string             `json:"nodeName"`
-		Containers     []bldContainerWire `json:"containers"`
-		InitContainers []bldContainerWire `json:"initContainers"`
-	} `json:"spec"`
-	Status struct {
-		Phase      corev1.PodPhase       `json:"phase"`
-		PodIP      string                `json:"podIP"`
-		PodIPs     []corev1.PodIP        `json:"podIPs"`
-		Conditions []corev1.PodCondition `json:"conditions"`
-	} `json:"status"`
-}
-
-// bldContainerWire is the part of a container Build reads (the main
-// container's command, args and environment; every container's GPU resources
-// and restart policy; names for DWM ownership). Ports, probes, volume mounts
-// and the like are not converted, so a malformed field Build never reads does
-// not make the pod unreadable.
-type bldContainerWire struct {
-	Name          string                         `json:"name"`
-	Command       []string                       `json:"command"`
-	Args          []string                       `json:"args"`
-	Env           []corev1.EnvVar                `json:"env"`
-	EnvFrom       []corev1.EnvFromSource         `json:"envFrom"`
-	Resources     corev1.ResourceRequirements    `json:"resources"`
-	RestartPolicy *corev1.ContainerRestartPolicy `json:"restartPolicy"`
-}
-
-// container is the typed container holding the fields bldContainerWire read.
-func (c *bldContainerWire) container() corev1.Container {
-	return corev1.Container{Name: c.Name, Command: c.Command, Args: c.Args, Env: c.Env, EnvFrom: c.EnvFrom, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
-}
-
-func bldContainers(ws []bldContainerWire) []corev1.Container {
-	if ws == nil {
-		return nil
-	}
-	out := make([]corev1.Container, len(ws))
-	for i := range ws {
-		out[i] = ws[i].container()
-	}
-	return out
-}
-
-// bldConvertPod converts an unstructured Pod, never panicking.
-func bldConvertPod(u *unstructured.Unstructured) (p *bldPod, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p, err = nil, fmt.Errorf("malformed pod: %v", r)
-		}
-	}()
-	var w bldPodWire
-	walked := false
-	if bldPodWalkEnabled {
-		w, walked = bldWalkPod(u.Object) // the fast path (build_pod_walk.go)
-	}
-	if !walked {
-		w = bldPodWire{}
-		src := map[string]any{}
-		for _, k := range []string{"metadata", "spec", "status"} {
-			if v, ok := u.Object[k]; ok {
-				src[k] = v
-			}
-		}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(src, &w); err != nil {
-			return nil, err
-		}
-	}
-	p = &bldPod{}
-	p.pod.Name, p.pod.Namespace = w.Metadata.Name, w.Metadata.Namespace
-	p.pod.Labels, p.pod.Annotations = w.Metadata.Labels, w.Metadata.Annotations
-	p.pod.Spec.NodeName, p.pod.Spec.Containers, p.pod.Spec.InitContainers = w.Spec.NodeName, bldContainers(w.Spec.Containers), bldContainers(w.Spec.InitContainers)
-	p.pod.Status.Phase, p.pod.Status.PodIP, p.pod.Status.PodIPs, p.pod.Status.Conditions = w.Status.Phase, w.Status.PodIP, w.Status.PodIPs, w.Status.Conditions
-	p.main = bldMainContainer(p.pod.Spec.Containers, p.pod.Annotations[bldAnnMainContainer])
-	if p.main != nil {
-		p.image = bldContainerImage(u.Object, p.main.Name)
-	}
-	return p, nil
-}
-
-// bldMaxImageRef bounds an image reference read from the cluster (registry
-// host, path and tag or digest stay far below it).
-const bldMaxImageRef = 512
-
-// bldContainerImage reads spec.containers[name].image leniently: the image is
-// read only to tell the Dynamo release, so a missing or malformed one (not a
-// string, too long) reads as "" instead of making the pod unreadable.
-func bldContainerImage(obj map[string]any, name string) string {
-	spec, _ := obj["spec"].(map[string]any)
-	cs, _ := spec["containers"].([]any)
-	for _, c := range cs {
-		m, _ := c.(map[string]any)
-		if n, _ := m["name"].(string); n != name {
-			continue
-		}
-		if img, _ := m["image"].(string); len(img) <= bldMaxImageRef {
-			return img
-		}
-		return ""
-	}
-	return ""
-}
-
 // bldMainContainer returns the container named name (default "main"), else the
 // first container; nil when there is none.
-func bldMainContainer(cs []corev1.Container, name string) *corev1.Container {
+func bldMainContainer(cs []raw.Container, name string) *raw.Container {
 	if name == "" {
 		name = "main"
 	}

@@ -8,22 +8,22 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/cmdline"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // bldDeployment is a Deployment being built.
 type bldDeployment struct {
-	u   *unstructured.Unstructured
+	u   *raw.DGD
 	out model.Deployment
 	src model.SourceKind
 	// comps are the DGD's components by name.
 	comps map[string]*bldComponent
 	// env is the DGD-level env (v1beta1 spec.env, v1alpha1 spec.envs).
-	env []corev1.EnvVar
+	env []raw.EnvVar
 	// pods are the pods labelled with the DGD's name, by name.
 	pods []*bldPod
 	// workers and frontends are built from pods (and etcd instances).
@@ -40,12 +40,14 @@ type bldDeployment struct {
 // container.
 type bldComponent struct {
 	c   model.Component
-	env []corev1.EnvVar
+	env []raw.EnvVar
 	// command and args of the main container, unsplit.
 	command, args []string
 }
 
-// bldComponentWire accepts both the v1beta1 component and the v1alpha1 service.
+// bldComponentWire accepts both the v1beta1 component and the v1alpha1 service;
+// the DGD's open-schema spec is read through JSON into core/v1 types, as the
+// operator reads it (a malformed podTemplate makes the component unreadable).
 type bldComponentWire struct {
 	Name             string `json:"name"`
 	Type             string `json:"type"`
@@ -83,11 +85,11 @@ func bldRecode(v any, dst any) error {
 
 // deployment builds the parts of a Deployment that come from the DGD and its
 // pods; instances from etcd, roles and router configuration come later.
-func (bd *bldBuilder) deployment(u *unstructured.Unstructured) *bldDeployment {
+func (bd *bldBuilder) deployment(u *raw.DGD) *bldDeployment {
 	d := &bldDeployment{u: u, src: bd.kubeSource(), comps: map[string]*bldComponent{}, dynNamespaces: map[string]bool{}}
-	d.out = model.Deployment{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Workers: []model.Worker{}}
+	d.out = model.Deployment{Name: u.Name, Namespace: u.Namespace, APIVersion: u.APIVersion, Workers: []model.Worker{}}
 	key := d.out.Key()
-	spec, _ := u.Object["spec"].(map[string]any)
+	spec := u.Spec
 	if spec == nil {
 		bd.note(d.src, key, "DynamoGraphDeployment %s has no spec; its components and policy are unknown", key)
 	}
@@ -100,12 +102,12 @@ func (bd *bldBuilder) deployment(u *unstructured.Unstructured) *bldDeployment {
 				bd.note(d.src, key, "DynamoGraphDeployment %s: spec.%s is not a list of env vars (%v); ignored: deployment-wide env is not applied", key, field, err)
 				continue
 			}
-			d.env = append(d.env, env...)
+			d.env = append(d.env, bldRawEnv(env)...)
 		}
 	}
 	bd.parseTopology(d, spec)
 	d.out.Conditions = bd.parseConditions(d, u)
-	if st, ok := u.Object["status"].(map[string]any); ok && len(st) > 0 {
+	if len(u.Status) > 0 {
 		d.out.HasStatus = true
 	}
 
@@ -116,12 +118,12 @@ func (bd *bldBuilder) deployment(u *unstructured.Unstructured) *bldDeployment {
 
 func (bd *bldBuilder) parsePolicy(d *bldDeployment, spec map[string]any) {
 	key := d.out.Key()
-	raw, found, _ := unstructured.NestedFieldNoCopy(spec, "experimental", "kvTransferPolicy")
-	if !found || raw == nil {
+	pol, found := bldNested(spec, "experimental", "kvTransferPolicy")
+	if !found || pol == nil {
 		return
 	}
 	var w bldPolicyWire
-	if err := bldRecode(raw, &w); err != nil {
+	if err := bldRecode(pol, &w); err != nil {
 		bd.note(d.src, key, "DynamoGraphDeployment %s: spec.experimental.kvTransferPolicy could not be read (%v); the deployment is shown without a policy, so no topology checks run", key, err)
 		return
 	}
@@ -179,14 +181,14 @@ func (bd *bldBuilder) parseComponents(d *bldDeployment, spec map[string]any) {
 		}
 		var main *corev1.Container
 		if w.PodTemplate != nil {
-			main = bldMainContainer(w.PodTemplate.Spec.Containers, w.PodTemplate.Annotations[bldAnnMainContainer])
+			main = bldSpecMainContainer(w.PodTemplate.Spec.Containers, w.PodTemplate.Annotations[bldAnnMainContainer])
 		}
 		if w.ExtraPodSpec != nil && w.ExtraPodSpec.MainContainer != nil {
 			main = w.ExtraPodSpec.MainContainer
 		}
-		c.env = slices.Clone(w.Envs)
+		c.env = bldRawEnv(w.Envs)
 		if main != nil {
-			c.env = append(c.env, main.Env...)
+			c.env = append(c.env, bldRawEnv(main.Env)...)
 			c.command, c.args = main.Command, main.Args
 			if len(main.Image) <= bldMaxImageRef {
 				c.c.Image = main.Image
@@ -203,8 +205,8 @@ func (bd *bldBuilder) parseComponents(d *bldDeployment, spec map[string]any) {
 		}
 		d.comps[name] = c
 	}
-	if raw, ok := spec["components"]; ok && raw != nil {
-		list, ok := raw.([]any)
+	if comps, ok := spec["components"]; ok && comps != nil {
+		list, ok := comps.([]any)
 		if !ok {
 			bd.note(d.src, key, "DynamoGraphDeployment %s: spec.components is not a list; components are unknown, so roles come from pod labels only", key)
 		}
@@ -217,8 +219,8 @@ func (bd *bldBuilder) parseComponents(d *bldDeployment, spec map[string]any) {
 			add("", &w)
 		}
 	}
-	if raw, ok := spec["services"]; ok && raw != nil {
-		m, ok := raw.(map[string]any)
+	if svcs, ok := spec["services"]; ok && svcs != nil {
+		m, ok := svcs.(map[string]any)
 		if !ok {
 			bd.note(d.src, key, "DynamoGraphDeployment %s: spec.services is not a map; components are unknown, so roles come from pod labels only", key)
 		}
@@ -264,7 +266,7 @@ func (bd *bldBuilder) parseTopology(d *bldDeployment, spec map[string]any) {
 	}
 	if name == "" {
 		for _, f := range []string{"clusterTopologyName", "topologyProfile"} {
-			if v, _, _ := unstructured.NestedString(spec, "topologyConstraint", f); v != "" {
+			if v := bldNestedString(spec, "topologyConstraint", f); v != "" {
 				name = v
 				break
 			}
@@ -274,7 +276,7 @@ func (bd *bldBuilder) parseTopology(d *bldDeployment, spec map[string]any) {
 		return
 	}
 	t := &model.TopologyObject{Kind: "ClusterTopologyBinding", Name: name}
-	var obj *unstructured.Unstructured
+	var obj *raw.ClusterTopology
 	for _, kind := range []string{"ClusterTopologyBinding", "ClusterTopology"} {
 		if o := bd.topologies[kind][name]; o != nil {
 			t.Kind, t.Found, obj = kind, true, o
@@ -282,12 +284,12 @@ func (bd *bldBuilder) parseTopology(d *bldDeployment, spec map[string]any) {
 		}
 	}
 	if obj != nil {
-		levels, found, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "levels")
 		var ls []struct {
 			Domain string `json:"domain"`
 			Key    string `json:"key"`
 		}
-		if err := bldRecode(levels, &ls); found && err != nil {
+		// An absent spec.levels recodes as null, which reads as no levels.
+		if err := bldRecode(obj.Spec.Levels, &ls); err != nil {
 			bd.note(d.src, key, "%s %s: spec.levels could not be read (%v); its levels are unknown", t.Kind, name, err)
 		}
 		for _, l := range ls {
@@ -305,13 +307,13 @@ func (bd *bldBuilder) parseTopology(d *bldDeployment, spec map[string]any) {
 	}
 }
 
-func (bd *bldBuilder) parseConditions(d *bldDeployment, u *unstructured.Unstructured) []model.Condition {
-	raw, found, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "conditions")
-	if !found || raw == nil {
+func (bd *bldBuilder) parseConditions(d *bldDeployment, u *raw.DGD) []model.Condition {
+	conds, found := u.Status["conditions"]
+	if !found || conds == nil {
 		return nil
 	}
 	var cs []model.Condition
-	if err := bldRecode(raw, &cs); err != nil {
+	if err := bldRecode(conds, &cs); err != nil {
 		bd.note(d.src, d.out.Key(), "DynamoGraphDeployment %s: status.conditions could not be read (%v); conditions are not shown", d.out.Key(), err)
 		return nil
 	}
@@ -322,7 +324,7 @@ func (bd *bldBuilder) parseConditions(d *bldDeployment, u *unstructured.Unstruct
 // bldEnvMap resolves env vars with literal values (and $(VAR) references to
 // earlier ones, as the kubelet does); valueFrom entries are not known and are
 // reported in unknown.
-func bldEnvMap(env []corev1.EnvVar) (vals map[string]string, unknown []string) {
+func bldEnvMap(env []raw.EnvVar) (vals map[string]string, unknown []string) {
 	vals = make(map[string]string, len(env))
 	for _, e := range env {
 		if e.ValueFrom != nil {
@@ -349,3 +351,77 @@ func bldLookup(maps ...map[string]string) func(string) (string, bool) {
 
 // bldDGDRef formats a deployment-scoped object reference.
 func bldDGDRef(d *bldDeployment) string { return fmt.Sprintf("DynamoGraphDeployment %s", d.out.Key()) }
+
+// bldNested is unstructured.NestedFieldNoCopy: the value at the path, found
+// false when a step is missing or not an object.
+func bldNested(m map[string]any, fields ...string) (any, bool) {
+	var v any = m
+	for _, f := range fields {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = mm[f]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// bldNestedString is unstructured.NestedString ignoring the error: the string
+// at the path, "" when it is missing or not a string.
+func bldNestedString(m map[string]any, fields ...string) string {
+	v, _ := bldNested(m, fields...)
+	s, _ := v.(string)
+	return s
+}
+
+// bldSpecMainContainer is bldMainContainer over a DGD's podTemplate
+// containers.
+func bldSpecMainContainer(cs []corev1.Container, name string) *corev1.Container {
+	if name == "" {
+		name = "main"
+	}
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	if len(cs) > 0 {
+		return &cs[0]
+	}
+	return nil
+}
+
+// bldRawEnv is a DGD's env (read as core/v1) as a pod's is held.
+func bldRawEnv(env []corev1.EnvVar) []raw.EnvVar {
+	if env == nil {
+		return nil
+	}
+	out := make([]raw.EnvVar, len(env))
+	for i, e := range env {
+		out[i] = raw.EnvVar{Name: e.Name, Value: e.Value}
+		s := e.ValueFrom
+		if s == nil {
+			continue
+		}
+		src := &raw.EnvVarSource{}
+		if r := s.FieldRef; r != nil {
+			src.FieldRef = &raw.ObjectFieldSelector{APIVersion: r.APIVersion, FieldPath: r.FieldPath}
+		}
+		if r := s.ResourceFieldRef; r != nil {
+			src.ResourceFieldRef = &raw.ResourceFieldSelector{ContainerName: r.ContainerName, Resource: r.Resource, Divisor: raw.Quantity(r.Divisor.String())}
+		}
+		if r := s.ConfigMapKeyRef; r != nil {
+			src.ConfigMapKeyRef = &raw.KeySelector{Name: r.Name, Key: r.Key, Optional: r.Optional}
+		}
+		if r := s.SecretKeyRef; r != nil {
+			src.SecretKeyRef = &raw.KeySelector{Name: r.Name, Key: r.Key, Optional: r.Optional}
+		}
+		if r := s.FileKeyRef; r != nil {
+			src.FileKeyRef = &raw.FileKeySelector{VolumeName: r.VolumeName, Path: r.Path, Key: r.Key, Optional: r.Optional}
+		}
+		out[i].ValueFrom = src
+	}
+	return out
+}

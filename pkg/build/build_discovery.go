@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/cmdline"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
@@ -20,7 +18,7 @@ import (
 
 // bldDWM is one DynamoWorkerMetadata object.
 type bldDWM struct {
-	u *unstructured.Unstructured
+	u *raw.DWM
 }
 
 // bldInstance is one decoded DiscoveryInstance ("Endpoint" or "Model" entry)
@@ -83,32 +81,34 @@ func bldParseU64(raw json.RawMessage) (uint64, error) {
 }
 
 // decodeDWM decodes one DynamoWorkerMetadata's spec.data (DiscoveryMetadata):
-// every map is walked and its entries dispatched on "type".
+// the instances the source read, or, when it kept spec.data as JSON, every
+// map walked and its entries dispatched on "type".
 func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 	u := dw.u
 	if out, ok := bd.dwmFast[u]; ok {
 		delete(bd.dwmFast, u)
 		return out
 	}
-	ref := "DynamoWorkerMetadata " + u.GetNamespace() + "/" + u.GetName()
-	raw, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "data")
-	if !found || raw == nil {
+	ref := "DynamoWorkerMetadata " + u.Namespace + "/" + u.Name
+	data := u.Spec.Data
+	if data == nil {
 		bd.note(d.src, d.out.Key(), "%s has no spec.data; the worker is not discoverable and its instances are not shown", ref)
 		return nil
 	}
-	if out, ok := bldWalkDWM(raw, "dwm/"+u.GetName()); ok {
-		return out
+	source := "dwm/" + u.Name
+	if data.JSON == nil {
+		return bldDiscoveryInstances(data.Instances, source)
 	}
-	data, err := json.Marshal(raw)
+	enc, err := json.Marshal(data.JSON)
 	if err != nil {
 		bd.note(d.src, d.out.Key(), "%s: spec.data could not be encoded (%v); skipped: its instances are not shown", ref, err)
 		return nil
 	}
-	if out, ok := bldFastDWM(data, "dwm/"+u.GetName()); ok {
+	if out, ok := bldFastDWM(enc, source); ok {
 		return out
 	}
 	var maps map[string]json.RawMessage
-	if err := json.Unmarshal(data, &maps); err != nil {
+	if err := json.Unmarshal(enc, &maps); err != nil {
 		bd.note(d.src, d.out.Key(), "%s: spec.data is not a JSON object; skipped: its instances, role and runtime config are unknown", ref)
 		return nil
 	}
@@ -122,7 +122,7 @@ func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 			continue // not a map of instances (older or newer field): ignored
 		}
 		for _, ek := range bldSortedKeys(entries) {
-			bi, err := bd.decodeInstance(entries[ek], ek, "dwm/"+u.GetName())
+			bi, err := bd.decodeInstance(entries[ek], ek, source)
 			if err != nil {
 				bd.note(d.src, d.out.Key(), "%s: entry %s.%q could not be read (%v); skipped: that instance is not shown", ref, mk, ek, err)
 				continue
@@ -135,14 +135,60 @@ func (bd *bldBuilder) decodeDWM(d *bldDeployment, dw *bldDWM) []*bldInstance {
 	return out
 }
 
-// decodeDWMsAhead decodes, on every core, the DWMs the fast paths can decode
-// (bldWalkDWM, else bldFastDWM: neither has notes to make); decodeDWM then
-// takes them from bd.dwmFast and decodes only the rest itself.
+// bldDiscoveryInstances are the instances of a DiscoveryMetadata the source
+// read (raw.DiscoveryMetadata.Instances): what bldFastDWM reads of the same
+// entries.
+func bldDiscoveryInstances(insts []raw.DiscoveryInstance, source string) []*bldInstance {
+	if len(insts) == 0 {
+		return nil
+	}
+	out := make([]*bldInstance, len(insts))
+	for i := range insts {
+		in := &insts[i]
+		bi := &bldInstance{key: in.Key, dynNamespace: in.Namespace, component: in.Component}
+		bi.inst.ID, bi.inst.Source = routecore.WorkerID(in.InstanceID), source
+		if in.Namespace != "" || in.Component != "" || in.Endpoint != "" {
+			bi.inst.Endpoint = in.Namespace + "/" + in.Component + "/" + in.Endpoint
+		}
+		for _, a := range in.Transport {
+			if ip := bldAddrIP(a.Address); ip != "" {
+				bi.host = ip
+				break
+			}
+		}
+		if c := in.CardJSON; c != nil {
+			bi.hasCard = true
+			bi.inst.Model = c.DisplayName
+			bi.inst.BlockSize = c.KvCacheBlockSize
+			bi.inst.WorkerType = c.WorkerType
+			if strings.Contains(c.ModelType, "Prefill") {
+				bi.legacyPrefill = "card model_type"
+			}
+			if rc := c.RuntimeConfig; rc != nil {
+				bi.inst.Runtime = rc.RuntimeConfig
+				bi.stableID = rc.StableRoutingID
+				bi.inst.KvEventPublishing = rc.KvEventPublishingEnabled
+				if rc.DisaggregatedEndpoint && bi.legacyPrefill == "" {
+					bi.legacyPrefill = "card disaggregated_endpoint"
+				}
+			}
+			bi.inst.RouterConfig = c.RouterConfig
+		}
+		out[i] = bi
+	}
+	return out
+}
+
+// decodeDWMsAhead decodes, on every core, the DWMs whose spec.data the source
+// kept as JSON and that bldFastDWM can decode (it has no notes to make);
+// decodeDWM then takes them from bd.dwmFast and decodes only the rest itself.
 func (bd *bldBuilder) decodeDWMsAhead(byPod map[string][]*bldDWM) {
-	var dwms []*unstructured.Unstructured
+	var dwms []*raw.DWM
 	for _, list := range byPod {
 		for _, dw := range list {
-			dwms = append(dwms, dw.u)
+			if data := dw.u.Spec.Data; data != nil && data.JSON != nil {
+				dwms = append(dwms, dw.u)
+			}
 		}
 	}
 	if len(dwms) < bldParallelMin {
@@ -155,22 +201,14 @@ func (bd *bldBuilder) decodeDWMsAhead(byPod map[string][]*bldDWM) {
 	res := make([]result, len(dwms))
 	bldParallel(len(dwms), func(i int) {
 		u := dwms[i]
-		raw, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "data")
-		if !found || raw == nil {
-			return
-		}
-		source := "dwm/" + u.GetName()
-		if res[i].out, res[i].ok = bldWalkDWM(raw, source); res[i].ok {
-			return
-		}
-		data, err := json.Marshal(raw)
+		data, err := json.Marshal(u.Spec.Data.JSON)
 		if err != nil {
 			return
 		}
-		res[i].out, res[i].ok = bldFastDWM(data, source)
+		res[i].out, res[i].ok = bldFastDWM(data, "dwm/"+u.Name)
 	})
 	if bd.dwmFast == nil {
-		bd.dwmFast = make(map[*unstructured.Unstructured][]*bldInstance, len(dwms))
+		bd.dwmFast = make(map[*raw.DWM][]*bldInstance, len(dwms))
 	}
 	for i, u := range dwms {
 		if res[i].ok {

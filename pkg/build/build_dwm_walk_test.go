@@ -15,15 +15,36 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/jsonscan"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
-// The DWM walker (build_dwm_walk.go) must give exactly what the roundtrip
-// json.Marshal + bldFastDWM gives whenever it says ok. These tests check it on
-// every DWM of the example captures, on the scale generator's shape and on
-// edge cases, require it to handle the real shapes itself (else the speed-up
-// is lost silently), and fuzz it.
+// The DWM walker (pkg/raw/decode's WalkDiscovery, which the sources run on
+// every DWM) read as Build reads its instances (bldDiscoveryInstances) must
+// give exactly what the roundtrip json.Marshal + bldFastDWM gives whenever it
+// says ok. These tests check it on every DWM of the example captures, on the
+// scale generator's shape and on edge cases, require it to handle the real
+// shapes itself (else the speed-up is lost silently), and fuzz it.
+
+// bldWalkDWMNoRecover is the walker and Build's reading of its instances.
+func bldWalkDWMNoRecover(v any, source string) ([]*bldInstance, bool) {
+	insts, ok := decode.WalkDiscovery(v)
+	if !ok {
+		return nil, false
+	}
+	return bldDiscoveryInstances(insts, source), true
+}
+
+// bldWalkDWM is bldWalkDWMNoRecover, a panic meaning "cannot tell".
+func bldWalkDWM(v any, source string) (out []*bldInstance, ok bool) {
+	defer func() {
+		if recover() != nil {
+			out, ok = nil, false
+		}
+	}()
+	return bldWalkDWMNoRecover(v, source)
+}
 
 // dwmRoundtrip is the path the walker replaces.
 func dwmRoundtrip(v any) ([]*bldInstance, bool) {
@@ -111,11 +132,12 @@ func exampleDWMData(t testing.TB) map[string]any {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := capture.Parse(data, f)
+		b, err := capture.ParseWhole(data, f)
 		if err != nil {
 			continue // not a capture (RBAC manifests)
 		}
-		for _, u := range b.Objects {
+		for _, m := range b.AsRead {
+			u := &unstructured.Unstructured{Object: m}
 			if u.GetKind() != "DynamoWorkerMetadata" {
 				continue
 			}
@@ -343,9 +365,9 @@ func TestDWMWalkKnowsEveryField(t *testing.T) {
 		v    any
 		list []string
 	}{
-		{bldFastEntry{}, bldWalkEntryFields},
-		{bldFastCard{}, bldWalkCardFields},
-		{bldFastRuntime{}, bldWalkRuntimeFields},
+		{bldFastEntry{}, decode.WalkEntryFields},
+		{bldFastCard{}, decode.WalkCardFields},
+		{bldFastRuntime{}, decode.WalkRuntimeFields},
 	} {
 		want := names(reflect.TypeOf(tc.v))
 		got := slices.Sorted(slices.Values(tc.list))
@@ -441,7 +463,7 @@ var dwmFuzzValues = []func() any{
 // dwmFuzzKeys are keys worth inserting: every field name, some map names and
 // case-folded spellings.
 var dwmFuzzKeys = func() []string {
-	keys := slices.Concat(bldWalkEntryFields, bldWalkCardFields, bldWalkRuntimeFields,
+	keys := slices.Concat(decode.WalkEntryFields, decode.WalkCardFields, decode.WalkRuntimeFields,
 		[]string{"endpoints", "model_cards", "tcp", "http", "x", "", "Type", "INSTANCE_ID", "Card_Json", "ſtable_routing_id", "\u212Av_cache_block_size", "k\xff"})
 	return keys
 }()
@@ -766,4 +788,29 @@ func TestDecodeKvEventPublishing(t *testing.T) {
 	if _, err := (&bldBuilder{}).decodeInstance(bad, "k", "dwm/w"); err == nil || !strings.Contains(err.Error(), "runtime_config") {
 		t.Errorf("a string kv_event_publishing_enabled: err = %v, want a runtime_config error", err)
 	}
+}
+
+// jsonValueCopy deep-copies a decoded JSON value (typed nils stay typed).
+func jsonValueCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return map[string]any(nil) // stays a typed nil
+		}
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = jsonValueCopy(e)
+		}
+		return m
+	case []any:
+		if v == nil {
+			return []any(nil) // stays a typed nil
+		}
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = jsonValueCopy(e)
+		}
+		return l
+	}
+	return v
 }

@@ -188,8 +188,13 @@ func TestBuildNilAndEmpty(t *testing.T) {
 	}
 }
 
-// TestBuildDeterministic shuffles the bundle's objects and etcd entries: the
-// snapshot must not change.
+// shuffle shuffles a slice.
+func shuffle[T any](rng *rand.Rand, s []T) {
+	rng.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
+}
+
+// TestBuildDeterministic shuffles the bundle's objects (each kind's; Build
+// reads every kind apart) and etcd entries: the snapshot must not change.
 func TestBuildDeterministic(t *testing.T) {
 	for _, name := range []string{"labelkey-v1beta1.yaml", "v1alpha1-etcd.yaml", "grove-topology.yaml", "multinode-mig.yaml"} {
 		b := ReadFixtureBundle(t, name)
@@ -197,7 +202,16 @@ func TestBuildDeterministic(t *testing.T) {
 		want, _ := json.Marshal(s0)
 		rng := rand.New(rand.NewPCG(1, 2))
 		for i := 0; i < 5; i++ {
-			rng.Shuffle(len(b.Objects), func(i, j int) { b.Objects[i], b.Objects[j] = b.Objects[j], b.Objects[i] })
+			o := &b.Objects
+			shuffle(rng, o.DGDs)
+			shuffle(rng, o.DWMs)
+			shuffle(rng, o.Pods)
+			shuffle(rng, o.Nodes)
+			shuffle(rng, o.Services)
+			shuffle(rng, o.EndpointSlices)
+			shuffle(rng, o.Events)
+			shuffle(rng, o.Topologies)
+			shuffle(rng, o.Deployments)
 			rng.Shuffle(len(b.Etcd), func(i, j int) { b.Etcd[i], b.Etcd[j] = b.Etcd[j], b.Etcd[i] })
 			s, _ := Build(b)
 			got, _ := json.Marshal(s)
@@ -262,7 +276,7 @@ func TestExampleCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := capture.Read(bytes.NewReader(data), "")
+			b, err := capture.ParseWhole(data, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 )
 
 // The Dynamo operator's controller manager, as its Helm chart labels it
@@ -24,27 +23,24 @@ const (
 
 // bldIsOperator reports whether a Deployment is a Dynamo operator's
 // controller manager.
-func bldIsOperator(u *unstructured.Unstructured) bool {
-	l := u.GetLabels()
+func bldIsOperator(d *raw.Deployment) bool {
+	l := d.Labels
 	return l[bldLabelPartOf] == "dynamo-operator" && l[bldLabelControlPlane] == "controller-manager"
 }
 
 // bldOperator reads an operator Deployment: the manager container's image and
 // --operator-version (else the image tag). Malformed fields read as "".
-func bldOperator(u *unstructured.Unstructured) model.Operator {
-	op := model.Operator{Namespace: u.GetNamespace(), Name: u.GetName()}
-	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	for _, c := range cs {
-		m, _ := c.(map[string]any)
-		if name, _ := m["name"].(string); name != bldOperatorContainer {
+func bldOperator(d *raw.Deployment) model.Operator {
+	op := model.Operator{Namespace: d.Namespace, Name: d.Name}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != bldOperatorContainer {
 			continue
 		}
-		if img, _ := m["image"].(string); len(img) <= bldMaxImageRef {
-			op.Image = img
+		if len(c.Image) <= bldMaxImageRef {
+			op.Image = c.Image
 		}
-		args, _ := m["args"].([]any)
-		for _, a := range args {
-			if s, _ := a.(string); strings.HasPrefix(s, bldOperatorVersion) {
+		for _, s := range c.Args {
+			if strings.HasPrefix(s, bldOperatorVersion) {
 				if v := strings.TrimPrefix(s, bldOperatorVersion); len(v) <= bldMaxVersion {
 					op.Version = v
 				}

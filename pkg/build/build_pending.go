@@ -1,9 +1,8 @@
 package build
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 )
 
 // bldPodPending says why a pod is not scheduled (no node, and phase Pending or
@@ -14,16 +13,16 @@ func bldPodPending(p *bldPod) *model.PodPending {
 	if p.pod.Spec.NodeName != "" {
 		return nil
 	}
-	var sched *corev1.PodCondition
+	var sched *raw.PodCondition
 	for i, c := range p.pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+		if c.Type == raw.PodScheduled && c.Status == raw.ConditionFalse {
 			sched = &p.pod.Status.Conditions[i]
 		}
 	}
 	switch {
 	case sched != nil && (sched.Reason != "" || sched.Message != ""):
 		return &model.PodPending{Reason: sched.Reason, Message: sched.Message, Source: "condition PodScheduled"}
-	case sched != nil || p.pod.Status.Phase == corev1.PodPending:
+	case sched != nil || p.pod.Status.Phase == raw.PodPending:
 		return &model.PodPending{}
 	}
 	return nil

@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/cmdline"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 )
 
 // bldWorker is a Worker being built.
@@ -54,7 +56,7 @@ func (bd *bldBuilder) buildPods(d *bldDeployment) {
 		w := &bldWorker{p: p, comp: comp, ctype: ctype, candidate: ctype == ""}
 		w.out = model.Worker{
 			Pod: p.pod.Name, Namespace: p.pod.Namespace, Node: p.pod.Spec.NodeName,
-			Component: labels[bldLabelComponent], Phase: string(p.pod.Status.Phase), Image: p.image,
+			Component: labels[bldLabelComponent], Phase: string(p.pod.Status.Phase), Image: p.image(),
 			LabelKeyAnnotation: cmp.Or(p.pod.Annotations[bldAnnTopologyLabelKey], p.pod.Annotations[bldAnnTopologyName]),
 		}
 		if w.out.Component == "" && comp != nil {
@@ -82,7 +84,7 @@ func (bd *bldBuilder) buildPods(d *bldDeployment) {
 			d.dynNamespaces[v] = true
 		}
 		if p.main != nil {
-			env, _ := bldEnvMap(p.main.Env)
+			env, _ := p.mainEnv()
 			if v := env["DYN_NAMESPACE"]; v != "" {
 				d.dynNamespaces[v] = true
 				if sfx := env["DYN_NAMESPACE_WORKER_SUFFIX"]; sfx != "" {
@@ -106,13 +108,13 @@ func (bd *bldBuilder) dwmsByPod(d *bldDeployment) map[string][]*bldDWM {
 	}
 	for _, u := range bd.dwms[d.out.Namespace] {
 		owner := ""
-		for _, ref := range u.GetOwnerReferences() {
+		for _, ref := range u.OwnerReferences {
 			if ref.Kind == "Pod" && pods[ref.Name] != nil {
 				owner = ref.Name
 				break
 			}
 		}
-		name := u.GetName()
+		name := u.Name
 		if owner == "" && pods[name] != nil {
 			owner = name
 		}
@@ -137,8 +139,8 @@ func (bd *bldBuilder) dwmsByPod(d *bldDeployment) map[string][]*bldDWM {
 func (bd *bldBuilder) podReady(p *bldPod) bool {
 	ready := false
 	for _, c := range p.pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			ready = c.Status == corev1.ConditionTrue
+		if c.Type == raw.PodReady {
+			ready = c.Status == raw.ConditionTrue
 		}
 	}
 	if r, ok := bd.sliceReady[p.pod.Namespace+"/"+p.pod.Name]; ok {
@@ -152,13 +154,13 @@ func (bd *bldBuilder) podReady(p *bldPod) bool {
 func (bd *bldBuilder) podGPUs(d *bldDeployment, w *bldWorker) {
 	cs := slices.Clone(w.p.pod.Spec.Containers)
 	for _, c := range w.p.pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		if c.RestartPolicy != nil && *c.RestartPolicy == raw.ContainerRestartPolicyAlways {
 			cs = append(cs, c)
 		}
 	}
 	res := map[string]int64{}
 	for _, c := range cs {
-		names := map[corev1.ResourceName]bool{}
+		names := map[string]bool{}
 		for n := range c.Resources.Requests {
 			names[n] = true
 		}
@@ -166,14 +168,15 @@ func (bd *bldBuilder) podGPUs(d *bldDeployment, w *bldWorker) {
 			names[n] = true
 		}
 		for n := range names {
-			s := string(n)
+			s := n
 			if s != bldGPUResource && !strings.HasPrefix(s, bldMIGPrefix) {
 				continue
 			}
-			q, ok := c.Resources.Requests[n]
+			qs, ok := c.Resources.Requests[n]
 			if !ok {
-				q = c.Resources.Limits[n]
+				qs = c.Resources.Limits[n]
 			}
+			q := bldQuantity(qs)
 			v := q.Value() // rounds up fractions
 			if v < 0 {
 				bd.note(d.src, d.out.Key(), "pod %s/%s: container %s requests a negative %s (%s); it is not counted", w.p.pod.Namespace, w.p.pod.Name, c.Name, s, q.String())
@@ -234,7 +237,7 @@ func (bd *bldBuilder) podReplica(d *bldDeployment, w *bldWorker) {
 func (bd *bldBuilder) workerEnv(d *bldDeployment, w *bldWorker) func(string) (string, bool) {
 	var podEnv, compEnv map[string]string
 	if w.p != nil && w.p.main != nil {
-		podEnv, _ = bldEnvMap(w.p.main.Env)
+		podEnv, _ = w.p.mainEnv()
 	}
 	if w.comp != nil {
 		compEnv, _ = bldEnvMap(w.comp.env)
@@ -364,7 +367,7 @@ func bldWorkerRef(w *bldWorker) string {
 // buildFrontends converts the frontend pods.
 func (bd *bldBuilder) buildFrontends(d *bldDeployment) {
 	for _, p := range d.frontends {
-		f := model.Frontend{Pod: p.pod.Name, Node: p.pod.Spec.NodeName, Ready: bd.podReady(p), Service: bd.serviceFor(p), Image: p.image}
+		f := model.Frontend{Pod: p.pod.Name, Node: p.pod.Spec.NodeName, Ready: bd.podReady(p), Service: bd.serviceFor(p), Image: p.image()}
 		f.Argv, f.Env = bldFrontendEngine(d, p)
 		d.out.Frontends = append(d.out.Frontends, f)
 	}
@@ -375,8 +378,7 @@ func (bd *bldBuilder) buildFrontends(d *bldDeployment) {
 func (bd *bldBuilder) serviceFor(p *bldPod) string {
 	for _, u := range bd.services[p.pod.Namespace] {
 		var spec corev1.ServiceSpec
-		raw := u.Object["spec"]
-		if raw == nil || bldRecode(raw, &spec) != nil || len(spec.Selector) == 0 || len(spec.Ports) == 0 {
+		if u.Spec == nil || bldRecode(u.Spec, &spec) != nil || len(spec.Selector) == 0 || len(spec.Ports) == 0 {
 			continue
 		}
 		match := true
@@ -396,7 +398,17 @@ func (bd *bldBuilder) serviceFor(p *bldPod) string {
 				break
 			}
 		}
-		return u.GetName() + ":" + strconv.Itoa(int(port.Port))
+		return u.Name + ":" + strconv.Itoa(int(port.Port))
 	}
 	return ""
+}
+
+// bldQuantity parses a pod's quantity (raw.Quantity is always one
+// resource.ParseQuantity accepts; a zero quantity otherwise).
+func bldQuantity(q raw.Quantity) resource.Quantity {
+	v, err := resource.ParseQuantity(string(q))
+	if err != nil {
+		return resource.Quantity{}
+	}
+	return v
 }

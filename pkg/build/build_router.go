@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/cmdline"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
@@ -55,6 +53,9 @@ func (bd *bldBuilder) finishDeployment(d *bldDeployment) {
 	slices.SortStableFunc(d.workers, func(a, b *bldWorker) int {
 		return cmp.Or(cmp.Compare(a.out.Pod, b.out.Pod), cmp.Compare(a.out.Replica, b.out.Replica))
 	})
+	if len(d.workers) > 0 {
+		d.out.Workers = make([]model.Worker, 0, len(d.workers))
+	}
 	for _, w := range d.workers {
 		d.out.Workers = append(d.out.Workers, w.out)
 	}
@@ -72,11 +73,11 @@ func (bd *bldBuilder) discoveryBackend(d *bldDeployment) {
 		}
 		return s
 	}
-	ann := norm(d.u.GetAnnotations()[bldAnnDiscoveryBackend])
+	ann := norm(d.u.Annotations[bldAnnDiscoveryBackend])
 	env, label := "", ""
 	for _, p := range d.pods {
 		if p.main != nil && env == "" {
-			m, _ := bldEnvMap(p.main.Env)
+			m, _ := p.mainEnv()
 			env = norm(m["DYN_DISCOVERY_BACKEND"])
 		}
 		if label == "" {
@@ -120,7 +121,7 @@ func (bd *bldBuilder) dynamoNamespace(d *bldDeployment) {
 	if len(count) == 0 {
 		for _, p := range d.pods {
 			if p.main != nil {
-				m, _ := bldEnvMap(p.main.Env)
+				m, _ := p.mainEnv()
 				if v := m["DYN_NAMESPACE"]; v != "" {
 					count[v]++
 				}
@@ -160,7 +161,7 @@ func (bd *bldBuilder) routerConfig(d *bldDeployment) {
 	}
 	switch {
 	case chosen != nil:
-		podEnv, podUnknown := bldEnvMap(chosen.main.Env)
+		podEnv, podUnknown := chosen.mainEnv()
 		comp := d.component(chosen.pod.Labels[bldLabelComponent])
 		var compEnv map[string]string
 		if comp != nil {
@@ -487,38 +488,33 @@ func (bd *bldBuilder) deploymentEvents(d *bldDeployment) {
 		pods[p.pod.Name] = true
 	}
 	for _, u := range bd.events {
-		if u.GetNamespace() != d.out.Namespace && u.GetNamespace() != "" {
+		if u.Namespace != d.out.Namespace && u.Namespace != "" {
 			continue
 		}
-		obj := u.Object
-		kind, _, _ := unstructured.NestedString(obj, "involvedObject", "kind")
-		name, _, _ := unstructured.NestedString(obj, "involvedObject", "name")
+		kind, name := u.InvolvedObject.Kind, u.InvolvedObject.Name
 		if name == "" {
-			kind, _, _ = unstructured.NestedString(obj, "regarding", "kind")
-			name, _, _ = unstructured.NestedString(obj, "regarding", "name")
+			kind, name = u.Regarding.Kind, u.Regarding.Name
 		}
 		about := kind == "Pod" && pods[name] || kind == "DynamoGraphDeployment" && name == d.out.Name
 		if !about {
 			continue
 		}
-		reason, _, _ := unstructured.NestedString(obj, "reason")
-		typ, _, _ := unstructured.NestedString(obj, "type")
+		reason, typ := u.Reason, u.Type
 		if typ != "Warning" && !strings.Contains(strings.ToLower(reason), "topology") {
 			continue
 		}
 		e := model.Event{Reason: reason, Type: typ, Object: strings.ToLower(kind) + "/" + name}
-		e.Message, _, _ = unstructured.NestedString(obj, "message")
+		e.Message = u.Message
 		if e.Message == "" {
-			e.Message, _, _ = unstructured.NestedString(obj, "note")
+			e.Message = u.Note
 		}
-		for _, f := range [][]string{{"count"}, {"series", "count"}, {"deprecatedCount"}} {
-			if c, ok, _ := unstructured.NestedInt64(obj, f...); ok && c > 0 && c <= math.MaxInt32 {
-				e.Count = int32(c)
+		for _, c := range []*int64{u.Count, u.Series.Count, u.DeprecatedCount} {
+			if c != nil && *c > 0 && *c <= math.MaxInt32 {
+				e.Count = int32(*c)
 				break
 			}
 		}
-		for _, f := range [][]string{{"lastTimestamp"}, {"series", "lastObservedTime"}, {"deprecatedLastTimestamp"}, {"eventTime"}, {"firstTimestamp"}, {"metadata", "creationTimestamp"}} {
-			s, _, _ := unstructured.NestedString(obj, f...)
+		for _, s := range []string{u.LastTimestamp, u.Series.LastObservedTime, u.DeprecatedLastTimestamp, u.EventTime, u.FirstTimestamp, u.CreationTimestamp} {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 				e.Last = t
 				break

@@ -274,7 +274,7 @@ func TestBuildGroveTopologyMode(t *testing.T) {
 
 	t.Run("legacy ClusterTopology", func(t *testing.T) {
 		b := ReadFixtureBundle(t, "grove-topology.yaml")
-		b.Objects[0].SetKind("ClusterTopology")
+		b.Objects.Topologies[0].Kind = "ClusterTopology"
 		s, _ := Build(b)
 		d := mustDep(t, s, "inference/qwen-rack")
 		if d.Topology.Kind != "ClusterTopology" || !d.Topology.Found || d.Policy.NodeLabelKey != "nvidia.com/gpu.clique" {
@@ -283,7 +283,7 @@ func TestBuildGroveTopologyMode(t *testing.T) {
 	})
 	t.Run("topology object missing", func(t *testing.T) {
 		b := ReadFixtureBundle(t, "grove-topology.yaml")
-		b.Objects = b.Objects[1:]
+		b.Objects.Topologies = b.Objects.Topologies[1:]
 		s, _ := Build(b)
 		d := mustDep(t, s, "inference/qwen-rack")
 		if diff := cmp.Diff(&model.TopologyObject{Kind: "ClusterTopologyBinding", Name: "gpu-fabric"}, d.Topology); diff != "" || d.Policy.NodeLabelKey != "" {

@@ -16,7 +16,7 @@ import (
 func bldDynEnv(d *bldDeployment, p *bldPod, comp *bldComponent) map[string]string {
 	var layers []map[string]string
 	if p != nil && p.main != nil {
-		m, _ := bldEnvMap(p.main.Env)
+		m, _ := p.mainEnv()
 		layers = append(layers, m)
 	}
 	if comp != nil {
@@ -48,7 +48,7 @@ func bldFrontendEngine(d *bldDeployment, p *bldPod) ([]string, map[string]string
 	}
 	comp := d.component(p.pod.Labels[bldLabelComponent])
 	env := bldDynEnv(d, p, comp)
-	podEnv, _ := bldEnvMap(p.main.Env)
+	podEnv, _ := p.mainEnv()
 	var compEnv map[string]string
 	if comp != nil {
 		compEnv, _ = bldEnvMap(comp.env)

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/frontend"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
@@ -57,11 +56,11 @@ func FuzzDiscoveryDecoders(f *testing.F) {
 		}}
 		var spec any
 		if json.Unmarshal(data, &spec) == nil {
-			b.Objects = append(b.Objects, &unstructured.Unstructured{Object: map[string]any{
+			b.Objects = decode.FromObjects([]raw.Object{{
 				"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoWorkerMetadata",
 				"metadata": map[string]any{"name": "w-0", "namespace": "ns", "labels": map[string]any{kube.SrcLabelDeploymentName: "d"}},
 				"spec":     map[string]any{"data": spec},
-			}}, &unstructured.Unstructured{Object: map[string]any{
+			}, {
 				"apiVersion": "v1", "kind": "Pod",
 				"metadata": map[string]any{"name": "w-0", "namespace": "ns", "labels": map[string]any{kube.SrcLabelDeploymentName: "d"}},
 			}})

@@ -140,7 +140,11 @@ func (c *Cluster) reset() {
 // ClusterFrom builds a Cluster from a live read of the cluster (kube.ReadCluster):
 // NewCluster over its objects, with what the read could not see.
 func ClusterFrom(r *raw.ClusterObjects, exclude []string) *Cluster {
-	c := NewCluster(r.Objects, exclude)
+	objs := make([]*unstructured.Unstructured, len(r.Objects))
+	for i, m := range r.Objects {
+		objs[i] = &unstructured.Unstructured{Object: m}
+	}
+	c := NewCluster(objs, exclude)
 	c.Source, c.Notes, c.PodsKnown, c.GroveServed, c.TopologiesKnown = r.Source, r.Notes, r.PodsKnown, r.GroveServed, r.TopologiesKnown
 	return c
 }

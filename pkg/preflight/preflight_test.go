@@ -251,12 +251,13 @@ func TestUpstreamManifests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := capture.Parse(data, f)
+			b, err := capture.ParseWhole(data, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var ms []preflight.Manifest
-			for _, u := range b.Objects {
+			for _, m := range b.AsRead {
+				u := &unstructured.Unstructured{Object: m}
 				if u.GetKind() == "DynamoGraphDeployment" {
 					u.SetNamespace("default")
 					ms = append(ms, preflight.Manifest{Object: u, Source: f})

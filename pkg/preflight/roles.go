@@ -11,6 +11,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 )
 
 // Pod labels the operator puts on a component's pods (k8s-objects.md §2.1).
@@ -34,8 +35,10 @@ type modelled struct {
 // cluster's Grove topology objects, so that the policy, the topology object, the
 // router mode and every worker's role are decided by the same code as topology.
 func buildModel(u *unstructured.Unstructured, comps []*component, topologies []*unstructured.Unstructured) (*modelled, error) {
-	b := &raw.Bundle{Objects: []*unstructured.Unstructured{u}}
-	b.Objects = append(b.Objects, topologies...)
+	objs := []raw.Object{u.Object}
+	for _, t := range topologies {
+		objs = append(objs, t.Object)
+	}
 	for _, c := range comps {
 		labels := map[string]string{labelDGD: u.GetName(), labelComponent: c.name}
 		if c.ctype != "" {
@@ -57,9 +60,9 @@ func buildModel(u *unstructured.Unstructured, comps []*component, topologies []*
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, err
 		}
-		b.Objects = append(b.Objects, &unstructured.Unstructured{Object: m})
+		objs = append(objs, m)
 	}
-	snap, err := build.Build(b)
+	snap, err := build.Build(&raw.Bundle{Objects: decode.FromObjects(objs)})
 	if err != nil {
 		return nil, err
 	}

@@ -3,17 +3,16 @@ package raw
 import (
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
-// Bundle is the raw material a Snapshot is built from: Kubernetes objects as the
-// API returns them, etcd key-values, frontend metrics text and KV events, plus
-// what each source reported about itself. Live sources fill a Bundle; a capture
-// file is a serialized Bundle (see docs/capture-format.md); Build turns either into
-// a Snapshot. Wire-to-model conversion happens only in Build.
+// Bundle is the raw material a Snapshot is built from: Kubernetes objects,
+// typed by kind with the fields that are read, etcd key-values, frontend
+// metrics text and KV events, plus what each source reported about itself.
+// Live sources fill a Bundle; a capture file is a serialized Bundle (see
+// docs/capture-format.md); Build turns either into a Snapshot. Wire-to-model
+// conversion happens only in Build.
 type Bundle struct {
 	// Context names where the data came from (kubeconfig context or file).
 	Context string
@@ -21,10 +20,14 @@ type Bundle struct {
 	Namespace string
 	// CollectedAt is when the bundle was read.
 	CollectedAt time.Time
-	// Objects are Kubernetes objects: DynamoGraphDeployments, DynamoWorkerMetadatas,
-	// Pods, Nodes, EndpointSlices, Events, Services, ClusterTopologyBindings /
-	// ClusterTopologies.
-	Objects []*unstructured.Unstructured
+	// Objects are the Kubernetes objects: DynamoGraphDeployments,
+	// DynamoWorkerMetadatas, Pods, Nodes, EndpointSlices, Events, Services,
+	// ClusterTopologyBindings / ClusterTopologies.
+	Objects Objects
+	// AsRead holds every Kubernetes object whole, as read, when the read was
+	// asked to keep them (the capture command writes them; preflight checks
+	// manifests): nil otherwise. Build never reads it.
+	AsRead []Object
 	// Etcd holds key-values read from the Dynamo discovery etcd (v1/instances/,
 	// v1/mdc/, …), values as stored.
 	Etcd []EtcdKeyValue

@@ -1,16 +1,14 @@
 package raw
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 )
 
 // ClusterObjects is what a placement prediction reads of a cluster: its Nodes,
-// the Pods that are not finished and the Grove topology objects, with what the
-// read could not see.
+// the Pods that are not finished and the Grove topology objects, whole (preflight
+// reads them as core/v1 objects), with what the read could not see.
 type ClusterObjects struct {
-	Objects []*unstructured.Unstructured
+	Objects []Object
 	Source  model.SourceStatus
 	Notes   []model.Note
 	// PodsKnown is false when the pods could not be listed.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
@@ -50,7 +49,8 @@ func (s *KubeSource) Collect(ctx context.Context, b *raw.Bundle) error {
 	if err != nil {
 		return err
 	}
-	b.Objects = append(b.Objects, r.Objects...)
+	b.Objects.Append(r.Objects)
+	b.AsRead = append(b.AsRead, r.AsRead...)
 	b.Sources = append(b.Sources, r.Source)
 	b.Notes = append(b.Notes, r.Notes...)
 	return nil
@@ -151,7 +151,7 @@ func readPlacementEvents(ctx context.Context, o frontend.Options, t frontend.Tar
 }
 
 // URLTarget attributes --frontend-url to the only deployment in objs.
-func URLTarget(objs []*unstructured.Unstructured, u string) ([]frontend.Target, []model.Note) {
+func URLTarget(objs raw.Objects, u string) ([]frontend.Target, []model.Note) {
 	deps := deploymentsIn(objs)
 	switch len(deps) {
 	case 1:
@@ -168,17 +168,15 @@ func URLTarget(objs []*unstructured.Unstructured, u string) ([]frontend.Target, 
 
 // deploymentsIn lists "ns/name" of the DGDs in objs, or, without DGDs, of the
 // deployments named by pod labels; sorted.
-func deploymentsIn(objs []*unstructured.Unstructured) []string {
+func deploymentsIn(objs raw.Objects) []string {
 	set := map[string]bool{}
-	for _, u := range objs {
-		if u.GetKind() == "DynamoGraphDeployment" {
-			set[u.GetNamespace()+"/"+u.GetName()] = true
-		}
+	for _, u := range objs.DGDs {
+		set[u.Namespace+"/"+u.Name] = true
 	}
 	if len(set) == 0 {
-		for _, u := range objs {
-			if d := u.GetLabels()[kube.SrcLabelDeploymentName]; u.GetKind() == "Pod" && d != "" {
-				set[u.GetNamespace()+"/"+d] = true
+		for _, u := range objs.Pods {
+			if d := u.Labels[kube.SrcLabelDeploymentName]; d != "" {
+				set[u.Namespace+"/"+d] = true
 			}
 		}
 	}
@@ -234,6 +232,9 @@ type CollectOptions struct {
 	FrontendTimeout time.Duration
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
+	// KeepObjects also keeps every Kubernetes object whole, as read
+	// (Bundle.AsRead): the capture command writes them.
+	KeepObjects bool
 }
 
 // Collect reads a Bundle from a live cluster: the Kubernetes objects, then etcd
@@ -267,7 +268,7 @@ func Collect(ctx context.Context, o CollectOptions) (*raw.Bundle, error) {
 		b.Namespace = o.Namespace
 	}
 	ks := &KubeSource{Options: kube.Options{API: api, Namespace: o.Namespace, AllNamespaces: o.AllNamespaces, Names: o.Names,
-		NodeSelector: o.NodeSelector, PageSize: o.PageSize, Detail: detail, Now: o.Now}}
+		NodeSelector: o.NodeSelector, PageSize: o.PageSize, Detail: detail, Now: o.Now, KeepObjects: o.KeepObjects}}
 	if err := ks.Collect(ctx, b); err != nil {
 		return nil, err
 	}
@@ -332,7 +333,7 @@ type etcdDeployment struct {
 // nvidia.com/dynamo-discovery-backend: etcd, or DYN_DISCOVERY_BACKEND=etcd in a
 // pod) and the ETCD_ENDPOINTS their pods name. It returns the endpoints reachable
 // from here, and a note for every deployment whose etcd is not reachable.
-func detectEtcd(ctx context.Context, objs []*unstructured.Unstructured, probe func(context.Context, string) bool) ([]string, []model.Note) {
+func detectEtcd(ctx context.Context, objs raw.Objects, probe func(context.Context, string) bool) ([]string, []model.Note) {
 	if probe == nil {
 		probe = dialProbe
 	}
@@ -344,28 +345,26 @@ func detectEtcd(ctx context.Context, objs []*unstructured.Unstructured, probe fu
 		return deps[key]
 	}
 	usesEtcd := map[string]bool{}
-	for _, u := range objs {
-		switch u.GetKind() {
-		case "DynamoGraphDeployment":
-			if strings.EqualFold(u.GetAnnotations()[kube.SrcAnnotationDiscoveryBackend], "etcd") {
-				usesEtcd[u.GetNamespace()+"/"+u.GetName()] = true
-			}
-		case "Pod":
-			dgd := u.GetLabels()[kube.SrcLabelDeploymentName]
-			if dgd == "" {
-				continue
-			}
-			key := u.GetNamespace() + "/" + dgd
-			env := podEnv(u)
-			if strings.EqualFold(env["DYN_DISCOVERY_BACKEND"], "etcd") || strings.EqualFold(env["DYN_DISCOVERY_BACKEND"], "kv_store") {
-				usesEtcd[key] = true
-			}
-			if eps := env["ETCD_ENDPOINTS"]; eps != "" {
-				d := get(key)
-				for _, e := range strings.Split(eps, ",") {
-					if e = strings.TrimSpace(e); e != "" && !slices.Contains(d.endpoints, e) {
-						d.endpoints = append(d.endpoints, e)
-					}
+	for _, u := range objs.DGDs {
+		if strings.EqualFold(u.Annotations[kube.SrcAnnotationDiscoveryBackend], "etcd") {
+			usesEtcd[u.Namespace+"/"+u.Name] = true
+		}
+	}
+	for _, u := range objs.Pods {
+		dgd := u.Labels[kube.SrcLabelDeploymentName]
+		if dgd == "" {
+			continue
+		}
+		key := u.Namespace + "/" + dgd
+		env := podEnv(u)
+		if strings.EqualFold(env["DYN_DISCOVERY_BACKEND"], "etcd") || strings.EqualFold(env["DYN_DISCOVERY_BACKEND"], "kv_store") {
+			usesEtcd[key] = true
+		}
+		if eps := env["ETCD_ENDPOINTS"]; eps != "" {
+			d := get(key)
+			for _, e := range strings.Split(eps, ",") {
+				if e = strings.TrimSpace(e); e != "" && !slices.Contains(d.endpoints, e) {
+					d.endpoints = append(d.endpoints, e)
 				}
 			}
 		}
@@ -406,20 +405,15 @@ func detectEtcd(ctx context.Context, objs []*unstructured.Unstructured, probe fu
 }
 
 // podEnv returns the literal env values of a pod's containers (first wins;
-// values from Secrets or ConfigMaps are not resolved).
-func podEnv(u *unstructured.Unstructured) map[string]string {
+// values from Secrets or ConfigMaps are not resolved). An empty value counts
+// as none: the API server never writes one (value is omitted when empty).
+func podEnv(u *raw.Pod) map[string]string {
 	env := map[string]string{}
-	for _, field := range []string{"initContainers", "containers"} {
-		cs, _, _ := unstructured.NestedSlice(u.Object, "spec", field)
+	for _, cs := range [][]raw.Container{u.Spec.InitContainers, u.Spec.Containers} {
 		for _, c := range cs {
-			cm, _ := c.(map[string]any)
-			es, _, _ := unstructured.NestedSlice(cm, "env")
-			for _, e := range es {
-				em, _ := e.(map[string]any)
-				name, _ := em["name"].(string)
-				val, ok := em["value"].(string)
-				if _, seen := env[name]; name != "" && ok && !seen {
-					env[name] = val
+			for _, e := range c.Env {
+				if _, seen := env[e.Name]; e.Name != "" && e.Value != "" && !seen {
+					env[e.Name] = e.Value
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
@@ -35,13 +37,48 @@ func liveFixture(t *testing.T, name, ns string) []byte {
 	return []byte(strings.ReplaceAll(string(data), "NAMESPACE", ns))
 }
 
-func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
-	for _, o := range objs {
-		if o.GetKind() == kind && o.GetName() == name {
+// find is the whole object of kind and name among objs, nil when absent.
+func find(objs []raw.Object, kind, name string) *unstructured.Unstructured {
+	for _, m := range objs {
+		if o := (&unstructured.Unstructured{Object: m}); o.GetKind() == kind && o.GetName() == name {
 			return o
 		}
 	}
 	return nil
+}
+
+// typedNames lists the typed objects' names by kind, in order.
+func typedNames(o raw.Objects) map[string][]string {
+	got := map[string][]string{}
+	add := func(kind, name string) { got[kind] = append(got[kind], name) }
+	for _, x := range o.DGDs {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.Topologies {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.Deployments {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.Nodes {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.Services {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.Pods {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.DWMs {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.EndpointSlices {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range o.Events {
+		add(x.Kind, x.Name)
+	}
+	return got
 }
 
 // TestLiveCollect runs the collector against a real kube-apiserver (RBAC and
@@ -79,13 +116,18 @@ func TestLiveCollect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Collect(ctx, CollectOptions{Kube: api, Namespace: ns, Context: "kubeenv", NoFrontend: true})
+		b, err := Collect(ctx, CollectOptions{Kube: api, Namespace: ns, Context: "kubeenv", NoFrontend: true, KeepObjects: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string][]string{}
-		for _, o := range b.Objects {
-			got[o.GetKind()] = append(got[o.GetKind()], o.GetName())
+		got := typedNames(b.Objects)
+		whole := map[string][]string{}
+		for _, m := range b.AsRead {
+			o := &unstructured.Unstructured{Object: m}
+			whole[o.GetKind()] = append(whole[o.GetKind()], o.GetName())
+		}
+		if !reflect.DeepEqual(got, whole) {
+			t.Errorf("typed %v, whole %v", got, whole)
 		}
 		want := map[string][]string{
 			"DynamoGraphDeployment":  {"llama", "other"},
@@ -108,17 +150,29 @@ func TestLiveCollect(t *testing.T) {
 		if len(b.Notes) != 0 || len(b.Sources) != 1 || b.Sources[0].Degraded {
 			t.Errorf("a full-permission read degraded: %+v\n%s", b.Sources, fakekube.NoteLines(b.Notes))
 		}
-		// The instance id above 2^53 is kept exactly (int64 in unstructured).
-		dwm := find(b.Objects, "DynamoWorkerMetadata", "llama-prefill-0")
+		// The instance id above 2^53 is kept exactly, typed and whole (int64).
+		dwm := find(b.AsRead, "DynamoWorkerMetadata", "llama-prefill-0")
 		id, _, _ := unstructured.NestedFieldNoCopy(dwm.Object, "spec", "data", "model_cards", ns+"-llama/prefill/generate/694d98147d54be25", "instance_id")
 		if id != int64(7587885012467105317) {
 			t.Errorf("instance_id = %#v", id)
 		}
-		pol, _, _ := unstructured.NestedString(find(b.Objects, "DynamoGraphDeployment", "llama").Object, "spec", "experimental", "kvTransferPolicy", "enforcement")
-		if pol != "required" {
-			t.Errorf("kvTransferPolicy not read: %q", pol)
+		var ids []uint64
+		for _, d := range b.Objects.DWMs {
+			if d.Name == "llama-prefill-0" && d.Spec.Data != nil {
+				for _, in := range d.Spec.Data.Instances {
+					ids = append(ids, in.InstanceID)
+				}
+			}
 		}
-		if _, ok, _ := unstructured.NestedFieldNoCopy(find(b.Objects, "Pod", "llama-decode-0").Object, "metadata", "managedFields"); ok {
+		if !slices.Contains(ids, 7587885012467105317) {
+			t.Errorf("typed instance ids = %v", ids)
+		}
+		pol, _, _ := unstructured.NestedString(find(b.AsRead, "DynamoGraphDeployment", "llama").Object, "spec", "experimental", "kvTransferPolicy", "enforcement")
+		tpol, _, _ := unstructured.NestedString(b.Objects.DGDs[0].Spec, "experimental", "kvTransferPolicy", "enforcement")
+		if pol != "required" || tpol != "required" {
+			t.Errorf("kvTransferPolicy not read: %q, typed %q", pol, tpol)
+		}
+		if _, ok, _ := unstructured.NestedFieldNoCopy(find(b.AsRead, "Pod", "llama-decode-0").Object, "metadata", "managedFields"); ok {
 			t.Error("managedFields kept")
 		}
 		if b.Namespace != ns || b.Context != "kubeenv" || b.CollectedAt.IsZero() {
@@ -199,7 +253,7 @@ spec: {data: {}}
 			"cannot list dynamoworkermetadatas.nvidia.com in namespace "+ns+" (RBAC: needs list on dynamoworkermetadatas.nvidia.com)",
 			"cannot list events in namespace "+ns+" (RBAC: needs list on events)",
 			"cannot list clustertopologybindings.grove.io at cluster scope (RBAC: needs list on clustertopologybindings.grove.io)")
-		if find(b.Objects, "DynamoGraphDeployment", "llama") == nil || find(b.Objects, "Pod", "llama-decode-0") == nil {
+		if got := typedNames(b.Objects); !slices.Contains(got["DynamoGraphDeployment"], "llama") || !slices.Contains(got["Pod"], "llama-decode-0") {
 			t.Error("the readable resources were lost")
 		}
 		t.Logf("notes:\n%s", fakekube.NoteLines(b.Notes))
@@ -419,18 +473,18 @@ func hostIP() string {
 }
 
 func TestDetectEtcd(t *testing.T) {
-	pod := func(ns, name, dgd string, env ...string) *unstructured.Unstructured {
+	pod := func(ns, name, dgd string, env ...string) raw.Object {
 		var es []any
 		for i := 0; i+1 < len(env); i += 2 {
 			es = append(es, map[string]any{"name": env[i], "value": env[i+1]})
 		}
 		return fakekube.Obj("v1", "Pod", ns, name, map[string]string{kube.SrcLabelDeploymentName: dgd},
-			map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "env": es}}}})
+			map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "main", "env": es}}}}).Object
 	}
 	dgd := fakekube.Obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "a", "annotated", nil, nil)
 	dgd.SetAnnotations(map[string]string{kube.SrcAnnotationDiscoveryBackend: "etcd"})
-	objs := []*unstructured.Unstructured{
-		dgd,
+	objs := []raw.Object{
+		dgd.Object,
 		pod("a", "k8s-0", "kube", "DYN_DISCOVERY_BACKEND", "kubernetes", "ETCD_ENDPOINTS", "http://ignored:2379"),
 		pod("a", "e-0", "etcd1", "DYN_DISCOVERY_BACKEND", "etcd", "ETCD_ENDPOINTS", "http://good:2379, http://bad:2379"),
 		pod("a", "e-1", "etcd1", "DYN_DISCOVERY_BACKEND", "etcd", "ETCD_ENDPOINTS", "http://good:2379"),
@@ -438,7 +492,7 @@ func TestDetectEtcd(t *testing.T) {
 		pod("a", "g-0", "etcd3", "DYN_DISCOVERY_BACKEND", "etcd"),
 	}
 	var probed []string
-	eps, notes := detectEtcd(context.Background(), objs, func(_ context.Context, ep string) bool {
+	eps, notes := detectEtcd(context.Background(), decode.FromObjects(objs), func(_ context.Context, ep string) bool {
 		probed = append(probed, ep)
 		return strings.Contains(ep, "good")
 	})
@@ -470,13 +524,13 @@ func TestCollectNeedsConfig(t *testing.T) {
 }
 
 func TestFrontendURLAttribution(t *testing.T) {
-	one := []*unstructured.Unstructured{fakekube.Obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "inf", "llama", nil, nil)}
-	ts, notes := URLTarget(one, "http://localhost:8000")
+	one := []raw.Object{fakekube.Obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "inf", "llama", nil, nil).Object}
+	ts, notes := URLTarget(decode.FromObjects(one), "http://localhost:8000")
 	if len(ts) != 1 || ts[0].Deployment != "llama" || len(notes) != 0 {
 		t.Errorf("one deployment: %+v %v", ts, notes)
 	}
-	two := append(slices.Clone(one), fakekube.Obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "inf", "other", nil, nil))
-	ts, notes = URLTarget(two, "http://u:pw123456@localhost:8000")
+	two := append(slices.Clone(one), fakekube.Obj("nvidia.com/v1beta1", "DynamoGraphDeployment", "inf", "other", nil, nil).Object)
+	ts, notes = URLTarget(decode.FromObjects(two), "http://u:pw123456@localhost:8000")
 	if len(ts) != 0 {
 		t.Errorf("two deployments: %+v", ts)
 	}

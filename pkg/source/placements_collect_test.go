@@ -12,6 +12,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/frontend"
 )
@@ -44,7 +45,7 @@ func TestFrontendSourcePlacements(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fe := fakefrontend.New(tt.cfg)
 			defer fe.Close()
-			b := &raw.Bundle{Objects: []*unstructured.Unstructured{dgd}}
+			b := &raw.Bundle{Objects: decode.FromObject(dgd.Object)}
 			src := &FrontendSource{URL: fe.URL, Placements: true, Options: frontend.Options{HTTPClient: http.DefaultClient, Timeout: 5 * time.Second}}
 			if err := src.Collect(context.Background(), b); err != nil {
 				t.Fatal(err)

@@ -210,6 +210,17 @@ func Strip(s string) string {
 	return b.String()
 }
 
+// PlainASCII reports whether s is printable ASCII only (0x20 to 0x7e): text
+// that escaping leaves alone and that is one terminal cell per byte.
+func PlainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // Width is the display width of s in terminal cells, markers excluded. s should
 // be escaped already; unsafe runes count as they would print raw.
 func Width(s string) int { return ansi.StringWidth(Strip(s)) }
@@ -221,6 +232,18 @@ func Width(s string) int { return ansi.StringWidth(Strip(s)) }
 func Truncate(s string, width int) string {
 	if width <= 0 {
 		return ""
+	}
+	if PlainASCII(s) {
+		// One cell per byte: the same cut without measuring every rune (a
+		// cell may hold a list of thousands of pod names).
+		if len(s) <= width {
+			return s
+		}
+		if width == 1 {
+			return "…"
+		}
+		tail := (width - 1) / 3
+		return s[:width-1-tail] + "…" + s[len(s)-tail:]
 	}
 	if ansi.StringWidth(s) <= width {
 		return s

@@ -3,11 +3,15 @@ package termsafe
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/hermetic"
 )
 
 // hostile is every kind of text that must not reach a terminal raw.
@@ -266,5 +270,45 @@ func BenchmarkView(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
 		_, _ = View(frame, allowed)
+	}
+}
+
+// truncateMeasured is Truncate without the plain-ASCII shortcut: every cut
+// measured by ansi.
+func truncateMeasured(s string, width int) string {
+	if width <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= width {
+		return s
+	}
+	if width == 1 {
+		return "…"
+	}
+	tail := (width - 1) / 3
+	head := width - 1 - tail
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, ansi.StringWidth(s)-tail, "")
+}
+
+// TestTruncatePlainASCII: the plain-ASCII shortcut cuts exactly as the
+// measured cut does, at every width, on printable ASCII of every length.
+func TestTruncatePlainASCII(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 1))
+	for range hermetic.Size(200, 2000, 20000) {
+		b := make([]byte, rng.IntN(300))
+		for i := range b {
+			b[i] = byte(0x20 + rng.IntN(0x7f-0x20))
+		}
+		s := string(b)
+		for _, w := range []int{0, 1, 2, 3, 4, rng.IntN(310), len(s) - 1, len(s), len(s) + 1} {
+			if got, want := Truncate(s, w), truncateMeasured(s, w); got != want {
+				t.Fatalf("Truncate(%q, %d) = %q, measured %q", s, w, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"", "a", "\x7f", "é", "a\tb", "東"} {
+		if PlainASCII(s) != (s == "" || s == "a") {
+			t.Errorf("PlainASCII(%q) = %v", s, PlainASCII(s))
+		}
 	}
 }

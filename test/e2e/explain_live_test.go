@@ -73,7 +73,7 @@ func newExplainFixture(t *testing.T, file string) *explainFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.bundle, err = capture.Read(bytes.NewReader(data), file); err != nil {
+	if f.bundle, err = capture.ParseWhole(data, file); err != nil {
 		t.Fatal(err)
 	}
 	if f.tok, err = tokenizer.Load(explainTokenizer); err != nil {
@@ -164,7 +164,8 @@ func (f *explainFixture) stored(worker routecore.WorkerID, eventID uint64, n int
 func dwmInstanceIDs(t *testing.T, b *raw.Bundle) map[string]routecore.WorkerID {
 	t.Helper()
 	ids := map[string]routecore.WorkerID{}
-	for _, u := range b.Objects {
+	for _, m := range b.AsRead {
+		u := &unstructured.Unstructured{Object: m}
 		if u.GetKind() != "DynamoWorkerMetadata" {
 			continue
 		}

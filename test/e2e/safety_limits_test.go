@@ -102,7 +102,7 @@ func TestSafetyExactIDsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := capture.Read(bytes.NewReader(data), "example")
+	b, err := capture.ParseWhole(data, "example")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/pem"
 	"fmt"
@@ -221,7 +220,7 @@ func loadPlanted(t *testing.T, e *kubeenv.Env, planted map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := capture.Read(bytes.NewReader(data), exampleQwen)
+	b, err := capture.ParseWhole(data, exampleQwen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +230,8 @@ func loadPlanted(t *testing.T, e *kubeenv.Env, planted map[string]string) {
 		"stringData": map[string]any{"token": planted["secret-object"]}}}
 	objs := []*unstructured.Unstructured{ns, secret}
 	planted0 := false
-	for _, u := range b.Objects {
+	for _, m := range b.AsRead {
+		u := &unstructured.Unstructured{Object: m}
 		if u.GetNamespace() == "" {
 			continue // nodes: already loaded by other tests or harmless
 		}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -41,7 +40,7 @@ func loadExample(t *testing.T, e *kubeenv.Env, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := capture.Read(bytes.NewReader(data), file)
+	b, err := capture.ParseWhole(data, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +48,8 @@ func loadExample(t *testing.T, e *kubeenv.Env, file string) {
 	defer cancel()
 	namespaces := map[string]bool{}
 	var objs []*unstructured.Unstructured
-	for _, u := range b.Objects {
-		u = u.DeepCopy()
+	for _, m := range b.AsRead {
+		u := (&unstructured.Unstructured{Object: m}).DeepCopy()
 		// Server-assigned fields of the captured objects.
 		for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "generation"} {
 			unstructured.RemoveNestedField(u.Object, "metadata", f)

@@ -124,6 +124,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		return err
 	}
 	collect.KVPlacements = o.KVCache
+	collect.KeepObjects = true // the capture writes every object whole, as read
 	o.collect = collect
 	o.restConfig = collect.RESTConfig
 	return nil
@@ -193,13 +194,13 @@ func (o *Options) summary(b *raw.Bundle) {
 		scope = "all namespaces"
 	}
 	deployments := 0
-	for _, u := range b.Objects {
-		if u.GetKind() == "DynamoGraphDeployment" {
+	for _, m := range b.AsRead {
+		if k, _ := m["kind"].(string); k == "DynamoGraphDeployment" {
 			deployments++
 		}
 	}
 	fmt.Fprintf(o.IO.ErrOut, "captured %d objects (%d deployment(s)) from %s, %d etcd keys, %d frontend scrapes\n",
-		len(b.Objects), deployments, scope, len(b.Etcd), len(b.Metrics))
+		len(b.AsRead), deployments, scope, len(b.Etcd), len(b.Metrics))
 	for _, n := range b.Notes {
 		fmt.Fprintf(o.IO.ErrOut, "note (%s): %s\n", n.Source, n.Message)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/etcd"
 )
@@ -103,12 +104,13 @@ func TestCaptureLive(t *testing.T) {
 			t.Errorf("planted secret %q leaked", s)
 		}
 	}
-	b, err := capture.Read(strings.NewReader(r.Stdout), "stdout")
+	b, err := capture.ParseWhole([]byte(r.Stdout), "stdout")
 	if err != nil {
 		t.Fatalf("the capture does not read back: %v", err)
 	}
 	var kinds []string
-	for _, o := range b.Objects {
+	for _, m := range b.AsRead {
+		o := &unstructured.Unstructured{Object: m}
 		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 	}
 	for _, want := range []string{"DynamoGraphDeployment/llama", "Pod/llama-decode-1", "Node/gpu-a1", "DynamoWorkerMetadata/llama-prefill-0",
@@ -130,12 +132,14 @@ func TestCaptureLive(t *testing.T) {
 	if rj.ExitCode != 0 || !json.Valid([]byte(rj.Stdout)) {
 		t.Fatalf("-o json: exit %d, valid %v\n%s", rj.ExitCode, json.Valid([]byte(rj.Stdout)), rj.Stderr)
 	}
-	bj, err := capture.Read(strings.NewReader(rj.Stdout), "json")
+	bj, err := capture.ParseWhole([]byte(rj.Stdout), "json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(bj.Objects, func(u *unstructured.Unstructured) bool { return u.GetName() == "llama" }) ||
-		slices.ContainsFunc(bj.Objects, func(u *unstructured.Unstructured) bool { return u.GetName() == "other" }) {
+	named := func(name string) func(raw.Object) bool {
+		return func(m raw.Object) bool { return (&unstructured.Unstructured{Object: m}).GetName() == name }
+	}
+	if !slices.ContainsFunc(bj.AsRead, named("llama")) || slices.ContainsFunc(bj.AsRead, named("other")) {
 		t.Error("-o json with a name: wrong deployments")
 	}
 	for _, s := range planted {

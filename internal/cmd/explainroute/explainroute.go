@@ -460,7 +460,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	defer cmdutil.TuneGCForOneShot()()
+	defer cmdutil.TuneGCForOneShot(cmdutil.GCReport)()
 	b, err := o.load(ctx)
 	if err != nil {
 		return err

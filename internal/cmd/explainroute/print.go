@@ -190,7 +190,7 @@ func printExplanation(w io.Writer, x *explain.Explanation, now time.Time, wide, 
 	}
 	if len(rows) > 0 {
 		fmt.Fprintf(w, "\n%s\n", st.bold(title))
-		if err := matrixTable(rows, domain, st).Render(w, opts); err != nil {
+		if err := matrixTable(rows, domain, st, opts.Wide).Render(w, opts); err != nil {
 			return err
 		}
 	}
@@ -398,17 +398,20 @@ func candidateTable(s *explain.Stage, domain string, st style) *printers.Table {
 	return t
 }
 
-func matrixTable(rows []explain.MatrixRow, domain string, st style) *printers.Table {
+func matrixTable(rows []explain.MatrixRow, domain string, st style, wide bool) *printers.Table {
 	t := &printers.Table{Columns: []printers.Column{
 		{Header: "PREFILL"}, {Header: domain}, {Header: "P"}, {Header: "OUTCOME"}, {Header: "DECODE"}, {Header: "CONSTRAINT", Wide: true},
 	}}
+	// A decode tie lists every worker of the prefill's domain (thousands on a
+	// large deployment): cut to what the cell shows (printers.JoinCut).
+	decodeLimit := t.CellLimit(4, wide)
 	for _, r := range rows {
 		outcome := st.good("✓ routable")
 		if !r.Routable {
 			kind, _, _ := strings.Cut(r.Error, ":")
 			outcome = st.bad("✗ " + kind)
 		}
-		t.AddRow(r.Prefill, orDash(r.Domain), pct(r.Probability), outcome, orDash(strings.Join(r.DecodeSelected, ", ")), orDash(strings.Join(r.RequiredTaints, ", ")))
+		t.AddRow(r.Prefill, orDash(r.Domain), pct(r.Probability), outcome, orDash(printers.JoinCut(r.DecodeSelected, ", ", decodeLimit)), orDash(strings.Join(r.RequiredTaints, ", ")))
 	}
 	return t
 }

@@ -205,7 +205,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 // readCapture reads a capture file's nodes, pods and topology objects.
 func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster, error) {
-	b, err := cmdutil.ReadCaptureFile(o.in, path, "--nodes-from")
+	b, err := cmdutil.ReadCaptureFileWhole(o.in, path, "--nodes-from")
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +215,8 @@ func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster
 func (o *Options) captureCluster(b *raw.Bundle, path string, exclude []string) *preflight.Cluster {
 	var objs []*unstructured.Unstructured
 	hasNodes := false
-	for _, u := range b.Objects {
-		objs = append(objs, flatten(u)...)
+	for _, m := range b.AsRead {
+		objs = append(objs, flatten(&unstructured.Unstructured{Object: m})...)
 	}
 	for _, u := range objs {
 		hasNodes = hasNodes || u.GetKind() == "Node"
@@ -282,12 +282,12 @@ func (o *Options) readManifests() ([]preflight.Manifest, []model.Note, error) {
 	var notes []model.Note
 	skipped := map[string]int{}
 	for _, f := range files {
-		b, err := cmdutil.ReadCaptureFile(o.in, f, "-f")
+		b, err := cmdutil.ReadCaptureFileWhole(o.in, f, "-f")
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, u := range b.Objects {
-			for _, it := range flatten(u) {
+		for _, m := range b.AsRead {
+			for _, it := range flatten(&unstructured.Unstructured{Object: m}) {
 				if it.GetKind() != "DynamoGraphDeployment" || !strings.HasPrefix(it.GetAPIVersion(), "nvidia.com/") {
 					skipped[it.GetKind()]++
 					continue

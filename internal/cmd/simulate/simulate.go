@@ -349,7 +349,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	defer cmdutil.TuneGCForOneShot()()
+	defer cmdutil.TuneGCForOneShot(cmdutil.GCSimulate)()
 	// The files first: an output that cannot be written, or that is one of
 	// the inputs, fails before the cluster is read and the traffic replayed.
 	if err := o.openFiles(); err != nil {

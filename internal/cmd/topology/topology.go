@@ -187,7 +187,7 @@ func (o *Options) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	if !o.Watch {
-		defer cmdutil.TuneGCForOneShot()()
+		defer cmdutil.TuneGCForOneShot(cmdutil.GCReport)()
 		report, err := o.report(ctx)
 		if err != nil {
 			return err
@@ -308,10 +308,8 @@ func workersUnreadable(b *raw.Bundle, s *model.Snapshot) error {
 	if !degraded {
 		return nil
 	}
-	for _, u := range b.Objects {
-		if u.GetKind() == "Pod" {
-			return nil
-		}
+	if len(b.Objects.Pods) > 0 {
+		return nil
 	}
 	var msgs []string
 	for _, n := range s.Notes {

@@ -2,6 +2,7 @@ package fakekube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/iolimit"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
@@ -116,6 +118,39 @@ func (f *FakeKube) List(_ context.Context, gvr schema.GroupVersionResource, ns s
 		list.SetContinue(fmt.Sprint(end))
 	}
 	return list, nil
+}
+
+// ListJSON implements kube.API: List's page, encoded as the API server
+// encodes a list (apiVersion, kind, metadata.continue, items).
+func (f *FakeKube) ListJSON(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions, maxBytes int64) ([]byte, error) {
+	l, err := f.List(ctx, gvr, ns, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ListBody(gvr, l, maxBytes)
+}
+
+// ListBody encodes a page of a list as an API server does: the list's
+// apiVersion and kind, its continue token, the items as they are. More than
+// maxBytes is iolimit.ErrResponseTooLarge.
+func ListBody(gvr schema.GroupVersionResource, l *unstructured.UnstructuredList, maxBytes int64) ([]byte, error) {
+	items := make([]any, len(l.Items))
+	for i := range l.Items {
+		items[i] = l.Items[i].Object
+	}
+	kind := strings.ToUpper(gvr.Resource[:1]) + strings.TrimSuffix(gvr.Resource[1:], "s") + "List"
+	md := map[string]any{}
+	if c := l.GetContinue(); c != "" {
+		md["continue"] = c
+	}
+	data, err := json.Marshal(map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": kind, "metadata": md, "items": items})
+	if err != nil {
+		return nil, err
+	}
+	if maxBytes > 0 && int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%w: more than %d bytes", iolimit.ErrResponseTooLarge, maxBytes)
+	}
+	return data, nil
 }
 
 // ServiceProxyGet implements kube.API through Proxy.

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/termsafe"
@@ -111,9 +111,12 @@ type captureKvEvents struct {
 // for stdin) labels errors, becomes the Bundle's Context when the List carries no
 // context annotation, and is recorded as a capture source when not empty.
 //
-// Integers keep their full precision (u64 ids are never routed through
-// float64). Unknown Kubernetes kinds are kept; an unknown kind in the
-// kubectl-dynamo.io group is an error, as is a file larger than MaxBytes.
+// The Kubernetes objects are typed (raw.Objects, pkg/raw/decode): a JSON
+// capture's objects are read straight from the file into the typed structs,
+// and nothing else of them is kept. Integers keep their full precision (u64
+// ids are never routed through float64). Kinds nothing reads are left out; an
+// unknown kind in the kubectl-dynamo.io group is an error, as is a file larger
+// than MaxBytes.
 func Read(r io.Reader, name string) (*raw.Bundle, error) {
 	label := name
 	if label == "" {
@@ -126,9 +129,20 @@ func Read(r io.Reader, name string) (*raw.Bundle, error) {
 	return Parse(data, name)
 }
 
-// Parse is Read over the file's contents. The Bundle may share
-// memory with data, which must not be modified afterwards.
+// Parse is Read over the file's contents. The Bundle does not share memory
+// with data.
 func Parse(data []byte, name string) (*raw.Bundle, error) {
+	return parse(data, name, false)
+}
+
+// ParseWhole is Parse that also keeps every Kubernetes object whole, as read
+// (Bundle.AsRead, in file order, kinds nothing else reads included): for
+// preflight, which checks manifests and nodes whole.
+func ParseWhole(data []byte, name string) (*raw.Bundle, error) {
+	return parse(data, name, true)
+}
+
+func parse(data []byte, name string, whole bool) (*raw.Bundle, error) {
 	label := name
 	if label == "" {
 		label = "capture"
@@ -136,10 +150,10 @@ func Parse(data []byte, name string) (*raw.Bundle, error) {
 	if int64(len(data)) > captureLimit {
 		return nil, fmt.Errorf("capture %s is larger than the %d MiB limit: capture fewer deployments (kubectl dynamo capture NAME -n NAMESPACE)", label, captureLimit>>20)
 	}
-	if b, ok := readCaptureFast(data, name); ok {
+	if b, ok := readCaptureFast(data, name, whole); ok {
 		return b, nil
 	}
-	return readCaptureSlow(data, name, label)
+	return readCaptureSlow(data, name, label, whole)
 }
 
 // readAllLimited is io.ReadAll(io.LimitReader(r, limit)) that sizes its buffer
@@ -177,8 +191,9 @@ func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
 	}
 }
 
-// readCaptureSlow is the reference reader: YAML and JSON, every error message.
-func readCaptureSlow(data []byte, name, label string) (*raw.Bundle, error) {
+// readCaptureSlow is the reference reader: YAML and JSON, every error message;
+// objects are typed whole (decode.FromObject).
+func readCaptureSlow(data []byte, name, label string, whole bool) (*raw.Bundle, error) {
 	// Anchors and aliases may not expand the file beyond a budget
 	// proportional to its size (issue 29): checked here, for every caller,
 	// before any document is converted. JSON and YAML without an anchor and
@@ -193,7 +208,7 @@ func readCaptureSlow(data []byte, name, label string) (*raw.Bundle, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("capture %s holds no objects: expected a Kubernetes List (kubectl dynamo capture > FILE writes one)", label)
 	}
-	rd := &captureReader{b: &raw.Bundle{}}
+	rd := &captureReader{b: &raw.Bundle{}, whole: whole}
 	for i, doc := range docs {
 		if err := rd.document(doc, 0); err != nil {
 			if len(docs) > 1 {
@@ -361,6 +376,8 @@ func yamlListToJSON(doc []byte) ([]byte, bool) {
 
 type captureReader struct {
 	b *raw.Bundle
+	// whole keeps every Kubernetes object whole too (ParseWhole).
+	whole bool
 	// headerSeen is set once a List's kubectl-dynamo annotations were read.
 	headerSeen bool
 	items      int
@@ -428,7 +445,10 @@ func (rd *captureReader) item(raw json.RawMessage, depth int) error {
 	if err != nil {
 		return fmt.Errorf("item %d (%s): %w", rd.items, h.Kind, err)
 	}
-	rd.b.Objects = append(rd.b.Objects, &unstructured.Unstructured{Object: m})
+	rd.b.Objects.Append(decode.FromObject(m))
+	if rd.whole {
+		rd.b.AsRead = append(rd.b.AsRead, m)
+	}
 	return nil
 }
 
@@ -537,55 +557,18 @@ func (rd *captureReader) ours(h captureHeader, data json.RawMessage) error {
 
 // DecodeJSONObject decodes a JSON object into the value types unstructured
 // objects use: int64 for integers that fit, float64 for other numbers, and
-// json.Number for integers beyond int64 (e.g. u64 ids), so no precision is lost.
-func DecodeJSONObject(raw []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, errors.New("not a JSON object")
-	}
-	return normalizeJSONValue(m).(map[string]any), nil
-}
-
-func normalizeJSONValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeJSONValue(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeJSONValue(e)
-		}
-		return x
-	case json.Number:
-		s := string(x)
-		if !strings.ContainsAny(s, ".eE") {
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return i
-			}
-			return x
-		}
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f
-		}
-		return x
-	}
-	return v
-}
+// json.Number for integers beyond int64 (e.g. u64 ids), so no precision is lost
+// (decode.JSONObject).
+func DecodeJSONObject(raw []byte) (map[string]any, error) { return decode.JSONObject(raw) }
 
 // Write writes b as a capture file (YAML; see Read): a v1 List
 // whose metadata annotations carry the collection time, context, namespace,
-// sources and notes, and whose items are the Kubernetes objects followed by one
+// sources and notes, and whose items are the Kubernetes objects whole, as read
+// (b.AsRead: the capture command's live read keeps them), followed by one
 // EtcdKeyValues item (when there are entries), one FrontendMetrics item per
 // metrics scrape (carrying the same deployment's busy-threshold answer, if any)
 // plus one per unpaired busy-threshold answer, and one KvEvents item per
-// deployment's events. Read(Write(b), "") returns b again.
+// deployment's events. ParseWhole(Write(b), "") returns b again.
 func Write(w io.Writer, b *raw.Bundle) error {
 	if b == nil {
 		return errors.New("write capture: no data to write")
@@ -614,12 +597,12 @@ func Write(w io.Writer, b *raw.Bundle) error {
 		}
 		ann[AnnotationNotes] = string(j)
 	}
-	items := make([]any, 0, len(b.Objects)+len(b.Metrics)+len(b.KvEvents)+1)
-	for i, o := range b.Objects {
-		if o == nil || o.Object == nil {
+	items := make([]any, 0, len(b.AsRead)+len(b.Metrics)+len(b.KvEvents)+1)
+	for i, o := range b.AsRead {
+		if o == nil {
 			return fmt.Errorf("write capture: object %d is empty", i)
 		}
-		items = append(items, o.Object)
+		items = append(items, o)
 	}
 	if len(b.Etcd) > 0 {
 		items = append(items, captureEtcd{APIVersion: APIVersion, Kind: KindEtcdKeyValues,

@@ -8,17 +8,17 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/jsonscan"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
 // The fast capture reader handles the common case — a JSON capture that reads
 // without error — in one validating pass over the file, then splits it without
-// copying and decodes the Kubernetes objects and KV events on every core. It
+// copying and types the Kubernetes objects (decode.Decoder: straight from the
+// bytes into raw's structs) and decodes the KV events on every core. It
 // gives up (ok false) on anything else: YAML, invalid JSON, any item that would
 // be an error, an unusual spelling of a field. Read then runs the
 // reference reader (readCaptureSlow), which produces the error messages, so the
@@ -32,13 +32,21 @@ type fastReader struct {
 	// to where it ends (recorded while validating).
 	ends *jsonscan.Ends
 	rd   captureReader // the reference reader's state (header, item count, bundle)
-	// objs are the Kubernetes objects' spans, decoded in parallel afterwards into
-	// rd.b.Objects (same order).
-	objs [][2]int
+	// objs are the Kubernetes objects' spans, typed in parallel afterwards into
+	// typed (then rd.b.Objects, same order) and, for ParseWhole, decoded whole
+	// into rd.b.AsRead.
+	objs  [][2]int
+	typed []any
 	// kvs are the KvEvents items whose events are decoded in parallel afterwards.
 	kvs []fastKv
 	// ahead holds objects decoded while the file was validated, by start.
-	ahead map[int]map[string]any
+	ahead map[int]aheadObject
+}
+
+// aheadObject is an object decoded ahead: typed, and whole for ParseWhole.
+type aheadObject struct {
+	typed any
+	whole map[string]any
 }
 
 // decodeAhead decodes the items of a List on another core while the
@@ -50,11 +58,12 @@ type fastReader struct {
 // are dropped with everything else.
 type decodeAhead struct {
 	data    []byte
+	whole   bool
 	v       *jsonscan.Validator
 	spans   chan [2]int
 	stopped atomic.Bool
 	done    chan struct{}
-	out     map[int]map[string]any
+	out     map[int]aheadObject
 }
 
 // decodeAheadQueue bounds the items waiting to be decoded ahead; the rest are
@@ -63,11 +72,11 @@ const decodeAheadQueue = 1 << 15
 
 // startDecodeAhead hooks a decoder onto v's List items; it returns nil (which
 // does nothing) on a single core, where it would only compete with v.
-func startDecodeAhead(v *jsonscan.Validator) *decodeAhead {
+func startDecodeAhead(v *jsonscan.Validator, whole bool) *decodeAhead {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return nil
 	}
-	a := &decodeAhead{data: v.B, v: v, spans: make(chan [2]int, decodeAheadQueue), done: make(chan struct{}), out: map[int]map[string]any{}}
+	a := &decodeAhead{data: v.B, whole: whole, v: v, spans: make(chan [2]int, decodeAheadQueue), done: make(chan struct{}), out: map[int]aheadObject{}}
 	v.OnObject, v.ObjectDepth = a.offer, 2
 	go a.run()
 	return a
@@ -93,26 +102,30 @@ func (a *decodeAhead) offer(start, end int) {
 
 func (a *decodeAhead) run() {
 	defer close(a.done)
+	// No recorded ends: the validator is still appending to them.
+	dec := decode.NewDecoder(a.data, nil)
 	d := jsonscan.Decoder{B: a.data}
 	for span := range a.spans {
 		if a.stopped.Load() {
 			return
 		}
-		if m, ok := func() (v any, _ bool) {
+		if o, ok := func() (o aheadObject, _ bool) {
 			defer func() { _ = recover() }() // never for validated input; then decoded later as usual
-			v, _ = d.Value(span[0])
-			return v, true
-		}(); ok {
-			if mm, ok := m.(map[string]any); ok {
-				a.out[span[0]] = mm
+			o.typed = dec.Item(span[0])
+			if a.whole {
+				v, _ := d.Value(span[0])
+				o.whole, _ = v.(map[string]any)
 			}
+			return o, true
+		}(); ok {
+			a.out[span[0]] = o
 		}
 	}
 }
 
 // stop ends decoding ahead (after the item in progress) and returns what was
 // decoded. It may be called more than once.
-func (a *decodeAhead) stop() map[int]map[string]any {
+func (a *decodeAhead) stop() map[int]aheadObject {
 	if a == nil {
 		return nil
 	}
@@ -135,7 +148,7 @@ const fastEndsDepth = 4
 
 // readCaptureFast reads a capture, or reports ok false when the reference reader
 // must be used.
-func readCaptureFast(data []byte, name string) (*raw.Bundle, bool) {
+func readCaptureFast(data []byte, name string, whole bool) (*raw.Bundle, bool) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	i := jsonscan.SkipWS(data, 0)
 	if i >= len(data) || (data[i] != '{' && data[i] != '[') {
@@ -143,7 +156,7 @@ func readCaptureFast(data []byte, name string) (*raw.Bundle, bool) {
 	}
 	var docs [][2]int
 	v := jsonscan.Validator{B: data, Ends: &jsonscan.Ends{Spans: make([]jsonscan.Span, 0, 1024)}, EndsDepth: fastEndsDepth}
-	ahead := startDecodeAhead(&v)
+	ahead := startDecodeAhead(&v, whole)
 	defer ahead.stop() // on the error paths
 	for i < len(data) {
 		end, ok := v.Value(i, 0)
@@ -153,7 +166,7 @@ func readCaptureFast(data []byte, name string) (*raw.Bundle, bool) {
 		docs = append(docs, [2]int{i, end})
 		i = jsonscan.SkipWS(data, end)
 	}
-	fr := &fastReader{data: data, ends: v.Ends, rd: captureReader{b: &raw.Bundle{}}}
+	fr := &fastReader{data: data, ends: v.Ends, rd: captureReader{b: &raw.Bundle{}, whole: whole}}
 	for _, d := range docs {
 		if !fr.document(d[0], 0) {
 			return nil, false
@@ -247,7 +260,6 @@ func (fr *fastReader) item(s, e, depth int) bool {
 		}
 		return fr.rd.ours(h, b[s:e]) == nil
 	}
-	fr.rd.b.Objects = append(fr.rd.b.Objects, nil)
 	fr.objs = append(fr.objs, [2]int{s, e})
 	return true
 }
@@ -306,7 +318,8 @@ func (fr *fastReader) kvEvents(s, e int, members []jsonscan.Member) bool {
 	return true
 }
 
-// decodeParallel decodes the recorded objects and events on every core.
+// decodeParallel types the recorded objects and decodes the events on every
+// core.
 func (fr *fastReader) decodeParallel() bool {
 	type task struct {
 		obj       int // index into fr.objs, or -1
@@ -317,6 +330,10 @@ func (fr *fastReader) decodeParallel() bool {
 		n += len(kv.events)
 	}
 	tasks := make([]task, 0, n)
+	fr.typed = make([]any, len(fr.objs))
+	if fr.rd.whole && len(fr.objs) > 0 {
+		fr.rd.b.AsRead = make([]raw.Object, len(fr.objs))
+	}
 	for i := range fr.objs {
 		tasks = append(tasks, task{obj: i})
 	}
@@ -329,6 +346,7 @@ func (fr *fastReader) decodeParallel() bool {
 	var next atomic.Int64
 	const batch = 32
 	work := func() {
+		dec := decode.NewDecoder(fr.data, fr.ends)
 		d := jsonscan.Decoder{B: fr.data}
 		for !failed.Load() {
 			lo := int(next.Add(batch)) - batch
@@ -338,17 +356,23 @@ func (fr *fastReader) decodeParallel() bool {
 			for _, t := range tasks[lo:min(lo+batch, len(tasks))] {
 				if t.obj >= 0 {
 					span := fr.objs[t.obj]
-					if m, ok := fr.ahead[span[0]]; ok {
-						fr.rd.b.Objects[t.obj] = &unstructured.Unstructured{Object: m}
+					if o, ok := fr.ahead[span[0]]; ok && (!fr.rd.whole || o.whole != nil) {
+						fr.typed[t.obj] = o.typed
+						if fr.rd.whole {
+							fr.rd.b.AsRead[t.obj] = o.whole
+						}
 						continue
 					}
-					v, _ := d.Value(span[0])
-					m, ok := v.(map[string]any)
-					if !ok {
-						failed.Store(true)
-						return
+					fr.typed[t.obj] = dec.Item(span[0])
+					if fr.rd.whole {
+						v, _ := d.Value(span[0])
+						m, ok := v.(map[string]any)
+						if !ok {
+							failed.Store(true)
+							return
+						}
+						fr.rd.b.AsRead[t.obj] = m
 					}
-					fr.rd.b.Objects[t.obj] = &unstructured.Unstructured{Object: m}
 					continue
 				}
 				kv := fr.kvs[t.kv]
@@ -369,5 +393,12 @@ func (fr *fastReader) decodeParallel() bool {
 	}
 	work()
 	wg.Wait()
-	return !failed.Load()
+	if failed.Load() {
+		return false
+	}
+	for _, o := range fr.typed {
+		decode.Add(&fr.rd.b.Objects, o)
+	}
+	fr.typed = nil
+	return true
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/jsonscan"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 )
 
 // fastSeeds are JSON captures that exercise the fast reader's corners: escaped
@@ -91,23 +92,27 @@ func TestFastCaptureMatchesReference(t *testing.T) {
 	}
 	accepted := 0
 	for name, data := range inputs {
-		fast, ok := readCaptureFast(data, "file.json")
-		slow, err := readCaptureSlow(data, "file.json", "file.json")
-		if !ok {
-			if strings.HasSuffix(name, ".yaml") {
-				t.Errorf("%s: the fast reader gave up on a valid capture", name)
+		for _, whole := range []bool{false, true} {
+			fast, ok := readCaptureFast(data, "file.json", whole)
+			slow, err := readCaptureSlow(data, "file.json", "file.json", whole)
+			if !ok {
+				if strings.HasSuffix(name, ".yaml") {
+					t.Errorf("%s: the fast reader gave up on a valid capture", name)
+				}
+				continue
 			}
-			continue
-		}
-		accepted++
-		if err != nil {
-			t.Errorf("%s: the fast reader accepted what the reference reader rejects (%v)", name, err)
-			continue
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			fj, _ := json.Marshal(fast)
-			sj, _ := json.Marshal(slow)
-			t.Errorf("%s: readers differ\nfast: %s\nslow: %s", name, fj, sj)
+			if !whole {
+				accepted++
+			}
+			if err != nil {
+				t.Errorf("%s: the fast reader accepted what the reference reader rejects (%v)", name, err)
+				continue
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				fj, _ := json.Marshal(fast)
+				sj, _ := json.Marshal(slow)
+				t.Errorf("%s (whole %v): readers differ\nfast: %s\nslow: %s", name, whole, fj, sj)
+			}
 		}
 	}
 	// Most seeds are valid captures; the fast reader must take them.
@@ -115,11 +120,11 @@ func TestFastCaptureMatchesReference(t *testing.T) {
 		t.Errorf("the fast reader accepted only %d of %d inputs", accepted, len(inputs))
 	}
 	// A YAML capture is the reference reader's job, and Parse still reads it.
-	if _, ok := readCaptureFast([]byte("apiVersion: v1\nkind: Pod\n"), ""); ok {
+	if _, ok := readCaptureFast([]byte("apiVersion: v1\nkind: Pod\n"), "", false); ok {
 		t.Error("the fast reader took YAML")
 	}
 	b, err := Parse([]byte("apiVersion: v1\nkind: Pod\n"), "")
-	if err != nil || len(b.Objects) != 1 {
+	if err != nil || b.Objects.Len() != 1 {
 		t.Errorf("YAML capture: %v %v", b, err)
 	}
 }
@@ -150,18 +155,20 @@ func FuzzFastCaptureMatchesReference(f *testing.F) {
 		if len(data) > 64<<10 {
 			return
 		}
-		fast, ok := readCaptureFast(data, "fuzz")
-		if !ok {
-			return
-		}
-		slow, err := readCaptureSlow(data, "fuzz", "fuzz")
-		if err != nil {
-			t.Fatalf("fast reader accepted, reference rejects: %v", err)
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			fj, _ := json.Marshal(fast)
-			sj, _ := json.Marshal(slow)
-			t.Fatalf("readers differ\nfast: %s\nslow: %s", fj, sj)
+		for _, whole := range []bool{false, true} {
+			fast, ok := readCaptureFast(data, "fuzz", whole)
+			if !ok {
+				return
+			}
+			slow, err := readCaptureSlow(data, "fuzz", "fuzz", whole)
+			if err != nil {
+				t.Fatalf("fast reader accepted, reference rejects: %v", err)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				fj, _ := json.Marshal(fast)
+				sj, _ := json.Marshal(slow)
+				t.Fatalf("readers differ (whole %v)\nfast: %s\nslow: %s", whole, fj, sj)
+			}
 		}
 	})
 }
@@ -217,7 +224,7 @@ func TestDecodeAheadDecodesListItems(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	data := []byte(decodeAheadList)
 	v := jsonscan.Validator{B: data, Ends: &jsonscan.Ends{}, EndsDepth: fastEndsDepth}
-	a := startDecodeAhead(&v)
+	a := startDecodeAhead(&v, true)
 	if a == nil {
 		t.Fatal("no decoder ahead at GOMAXPROCS 2")
 	}
@@ -228,12 +235,12 @@ func TestDecodeAheadDecodesListItems(t *testing.T) {
 	v.OnObject = nil
 	close(a.spans)
 	<-a.done
-	want := map[int]map[string]any{}
+	want := map[int]aheadObject{}
 	for _, kind := range []string{`{"apiVersion":"v1","kind":"Pod"`, `{"apiVersion":"v1","kind":"Node"`} {
 		at := bytes.Index(data, []byte(kind))
 		d := jsonscan.Decoder{B: data}
 		m, _ := d.Value(at)
-		want[at] = m.(map[string]any)
+		want[at] = aheadObject{typed: decode.NewDecoder(data, nil).Item(at), whole: m.(map[string]any)}
 	}
 	if !reflect.DeepEqual(a.out, want) {
 		t.Errorf("decoded ahead %v, want the Pod and the Node only: %v", a.out, want)
@@ -246,22 +253,25 @@ func TestFastCaptureUsesDecodedAhead(t *testing.T) {
 	if _, ok := v.Value(0, 0); !ok {
 		t.Fatal("invalid test JSON")
 	}
-	fr := &fastReader{data: data, ends: v.Ends, rd: captureReader{b: &raw.Bundle{}}}
+	fr := &fastReader{data: data, ends: v.Ends, rd: captureReader{b: &raw.Bundle{}, whole: true}}
 	if !fr.document(0, 0) {
 		t.Fatal("document rejected the list")
 	}
 	node := bytes.Index(data, []byte(`{"apiVersion":"v1","kind":"Node"`))
 	sentinel := map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "from-ahead"}}
-	fr.ahead = map[int]map[string]any{node: sentinel}
+	fr.ahead = map[int]aheadObject{node: {typed: &raw.Node{TypeMeta: raw.TypeMeta{APIVersion: "v1", Kind: "Node"}, ObjectMeta: raw.ObjectMeta{Name: "from-ahead"}}, whole: sentinel}}
 	if !fr.decodeParallel() {
 		t.Fatal("decodeParallel failed")
 	}
 	var names []string
-	for _, o := range fr.rd.b.Objects {
-		names = append(names, o.GetName())
+	for _, o := range fr.rd.b.AsRead {
+		names = append(names, o["metadata"].(map[string]any)["name"].(string))
 	}
 	if want := []string{"p", "from-ahead"}; !slices.Equal(names, want) {
 		t.Errorf("objects %v, want %v (the Node taken from ahead, in file order)", names, want)
+	}
+	if n := fr.rd.b.Objects.Nodes; len(n) != 1 || n[0].Name != "from-ahead" {
+		t.Errorf("typed nodes %+v, want the one decoded ahead", n)
 	}
 }
 

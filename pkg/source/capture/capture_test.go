@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -37,10 +38,11 @@ func roundTripBundle(t testing.TB) *raw.Bundle {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 9, 30, 14, 5, 12, 123456789, time.UTC)
+	whole := []raw.Object{dwm, {"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cm", "namespace": "ns"}, "data": map[string]any{"x": "line1\nline2\n", "y": ""}}}
 	return &raw.Bundle{
 		Context: "ctx", Namespace: "ns", CollectedAt: at,
-		Objects: []*unstructured.Unstructured{{Object: dwm}, {Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "cm", "namespace": "ns"}, "data": map[string]any{"x": "line1\nline2\n", "y": ""}}}},
+		Objects: decode.FromObjects(whole), AsRead: whole,
 		Etcd: []raw.EtcdKeyValue{
 			{Key: "v1/instances/ns/backend/generate/694d98147d54be25", Value: `{"type":"Endpoint","instance_id":7587888160958627365}`},
 			{Key: "v1/mdc/x", Value: ""},
@@ -75,12 +77,20 @@ func TestCaptureRoundTrip(t *testing.T) {
 			t.Errorf("capture lacks %q:\n%s", s, text)
 		}
 	}
-	got, err := Read(strings.NewReader(text), "")
+	got, err := ParseWhole([]byte(text), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(b, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	// Read keeps the typed objects only.
+	typed, err := Read(strings.NewReader(text), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typed.AsRead != nil || !cmp.Equal(b.Objects, typed.Objects) {
+		t.Errorf("Read: objects %+v, whole %d", typed.Objects, len(typed.AsRead))
 	}
 	// A named read records the file as a capture source and keeps the context.
 	named, err := Read(strings.NewReader(text), "bug-1234.yaml")
@@ -95,7 +105,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gotJSON, err := Read(bytes.NewReader(y2j), "")
+	gotJSON, err := ParseWhole(y2j, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +148,8 @@ func TestReadCaptureShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			var names []string
-			for _, o := range b.Objects {
-				names = append(names, o.GetName())
+			for _, o := range b.Objects.Pods {
+				names = append(names, o.Name)
 			}
 			if diff := cmp.Diff(tc.pods, names); diff != "" || b.Context != tc.ctx {
 				t.Errorf("context %q, objects (-want +got):\n%s", b.Context, diff)
@@ -203,7 +213,7 @@ func TestWriteCaptureErrors(t *testing.T) {
 	if err := Write(&bytes.Buffer{}, b); err == nil || !strings.Contains(err.Error(), "KV events of ns/d, event 0") {
 		t.Errorf("error = %v", err)
 	}
-	b = &raw.Bundle{Objects: []*unstructured.Unstructured{nil}}
+	b = &raw.Bundle{AsRead: []raw.Object{nil}}
 	if err := Write(&bytes.Buffer{}, b); err == nil || !strings.Contains(err.Error(), "object 0 is empty") {
 		t.Errorf("error = %v", err)
 	}
@@ -222,7 +232,7 @@ func FuzzReadCapture(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		b, err := Read(bytes.NewReader(data), "")
+		b, err := ParseWhole(data, "")
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -236,12 +246,16 @@ func FuzzReadCapture(f *testing.F) {
 		if len(data) > 256<<10 {
 			return
 		}
-		b, err := Read(bytes.NewReader(data), "fuzz")
+		b, err := ParseWhole(data, "fuzz")
 		if err != nil {
 			return
 		}
 		if _, err := build.Build(b); err != nil {
 			t.Fatalf("Build failed on an accepted capture: %v", err)
+		}
+		typed, err := Read(bytes.NewReader(data), "fuzz")
+		if err != nil || !reflect.DeepEqual(typed.Objects, b.Objects) {
+			t.Fatalf("Read and ParseWhole type the objects differently (%v)", err)
 		}
 		var out bytes.Buffer
 		if err := Write(&out, b); err != nil {

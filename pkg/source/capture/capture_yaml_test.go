@@ -117,7 +117,7 @@ func TestLargeYAMLDocumentBound(t *testing.T) {
 	// The same size as a List with items at column 0 is read, item by item.
 	list := "apiVersion: v1\nkind: List\nmetadata: {}\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: " + strings.Repeat("x", 300) + ", namespace: n}\n"
 	b, err := Read(strings.NewReader(list), "list.yaml")
-	if err != nil || len(b.Objects) != 1 {
+	if err != nil || b.Objects.Len() != 1 {
 		t.Errorf("list: %v", err)
 	}
 }

@@ -101,17 +101,15 @@ type Result struct {
 // else its only port. Deployments are the DGDs in objs (or, without DGDs, the
 // deployments named by pod labels). A deployment without a frontend Service gets
 // a note.
-func Targets(objs []*unstructured.Unstructured) ([]Target, []model.Note) {
+func Targets(objs raw.Objects) ([]Target, []model.Note) {
 	deployments := map[string]bool{} // ns/name
 	frontendPods := map[string]bool{}
-	for _, u := range objs {
-		switch u.GetKind() {
-		case "DynamoGraphDeployment":
-			deployments[u.GetNamespace()+"/"+u.GetName()] = true
-		case "Pod":
-			if d := u.GetLabels()[kube.SrcLabelDeploymentName]; d != "" && u.GetLabels()[kube.SrcLabelComponentType] == "frontend" {
-				frontendPods[u.GetNamespace()+"/"+d] = true
-			}
+	for _, u := range objs.DGDs {
+		deployments[u.Namespace+"/"+u.Name] = true
+	}
+	for _, u := range objs.Pods {
+		if d := u.Labels[kube.SrcLabelDeploymentName]; d != "" && u.Labels[kube.SrcLabelComponentType] == "frontend" {
+			frontendPods[u.Namespace+"/"+d] = true
 		}
 	}
 	hasDGD := len(deployments) > 0
@@ -121,19 +119,16 @@ func Targets(objs []*unstructured.Unstructured) ([]Target, []model.Note) {
 		}
 	}
 	found := map[string]Target{}
-	for _, u := range objs {
-		if u.GetKind() != "Service" {
-			continue
-		}
-		l := u.GetLabels()
-		key := u.GetNamespace() + "/" + l[kube.SrcLabelDeploymentName]
+	for _, u := range objs.Services {
+		l := u.Labels
+		key := u.Namespace + "/" + l[kube.SrcLabelDeploymentName]
 		if l[kube.SrcLabelComponentType] != "frontend" || !deployments[key] {
 			continue
 		}
-		if prev, ok := found[key]; ok && prev.Service < u.GetName() {
+		if prev, ok := found[key]; ok && prev.Service < u.Name {
 			continue // several: the first by name, deterministically
 		}
-		found[key] = Target{Namespace: u.GetNamespace(), Deployment: l[kube.SrcLabelDeploymentName], Service: u.GetName(), Port: servicePort(u)}
+		found[key] = Target{Namespace: u.Namespace, Deployment: l[kube.SrcLabelDeploymentName], Service: u.Name, Port: servicePort(u)}
 	}
 	keys := make([]string, 0, len(deployments))
 	for k := range deployments {
@@ -154,8 +149,8 @@ func Targets(objs []*unstructured.Unstructured) ([]Target, []model.Note) {
 }
 
 // servicePort picks the frontend's HTTP port of a Service.
-func servicePort(u *unstructured.Unstructured) string {
-	ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
+func servicePort(u *raw.Service) string {
+	ports, _, _ := unstructured.NestedSlice(u.Spec, "ports")
 	var byNumber, only string
 	for _, p := range ports {
 		m, _ := p.(map[string]any)

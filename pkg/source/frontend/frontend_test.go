@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakefrontend"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakekube"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
@@ -123,7 +122,7 @@ func TestServicePort(t *testing.T) {
 		{[]any{map[string]any{"port": int64(9999)}}, "9999"},
 		{nil, "8000"},
 	} {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"ports": tc.ports}}}
+		u := &raw.Service{Spec: map[string]any{"ports": tc.ports}}
 		if got := servicePort(u); got != tc.want {
 			t.Errorf("servicePort(%v) = %q, want %q", tc.ports, got, tc.want)
 		}

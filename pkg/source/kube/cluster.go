@@ -68,7 +68,11 @@ func ReadCluster(ctx context.Context, api API, detail string, now time.Time) (*r
 			objs = append(objs, ts...)
 		}
 	}
-	return &raw.ClusterObjects{Objects: objs, Source: src, Notes: notes, PodsKnown: podsKnown, GroveServed: groveServed, TopologiesKnown: topoKnown}, nil
+	whole := make([]raw.Object, len(objs))
+	for i, u := range objs {
+		whole[i] = u.Object
+	}
+	return &raw.ClusterObjects{Objects: whole, Source: src, Notes: notes, PodsKnown: podsKnown, GroveServed: groveServed, TopologiesKnown: topoKnown}, nil
 }
 
 func readReason(err error) string {

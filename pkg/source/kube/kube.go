@@ -22,7 +22,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/jsonscan"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/iolimit"
 )
 
@@ -42,6 +45,10 @@ const (
 
 // DefaultPageSize is the LIST page size (kubectl's default chunk size).
 const DefaultPageSize int64 = 500
+
+// MaxListBytes bounds one LIST page's answer (500 objects: a few MiB for the
+// largest pods).
+const MaxListBytes int64 = 256 << 20
 
 // The resources the Kubernetes source reads. All are read with list (and
 // discovery with get); nothing else is ever requested.
@@ -70,6 +77,10 @@ type API interface {
 	// List reads one page of a resource; namespace "" lists all namespaces (or a
 	// cluster-scoped resource).
 	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	// ListJSON is List's answer as JSON, undecoded (Collect types the items one
+	// by one, pkg/raw/decode): at most maxBytes of it (iolimit.ErrResponseTooLarge
+	// beyond).
+	ListJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, maxBytes int64) ([]byte, error)
 	// ServiceProxyGet GETs path from a Service through the API server's service
 	// proxy (GET /api/v1/namespaces/NS/services/SVC:PORT/proxy/PATH) and reads at
 	// most maxBytes of the answer (iolimit.ErrResponseTooLarge beyond).
@@ -133,7 +144,8 @@ func (t *countingTransport) WrappedRoundTripper() http.RoundTripper { return t.n
 type RESTAPI struct {
 	dyn  dynamic.Interface
 	Rest rest.Interface // core/v1 REST client (service proxy)
-	disc rest.Interface // discovery REST client
+	disc rest.Interface // discovery REST client (and LISTs read as JSON)
+	raw  rest.Interface // WATCHes whose objects stay JSON (watch.go)
 	// Log counts the requests made.
 	Log *RequestLog
 }
@@ -151,6 +163,7 @@ func NewAPI(cfg *rest.Config) (*RESTAPI, error) {
 		c.Burst = 100
 	}
 	log := &RequestLog{}
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &bodyLimitTransport{next: rt} })
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{next: rt, log: log} })
 	// Outermost: only GET and the two service-proxy POSTs leave the process,
 	// and a redirect is never followed (guard.go).
@@ -163,7 +176,11 @@ func NewAPI(cfg *rest.Config) (*RESTAPI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
 	}
-	return &RESTAPI{dyn: dyn, Rest: cs.CoreV1().RESTClient(), disc: cs.Discovery().RESTClient(), Log: log}, nil
+	raw, err := rest.UnversionedRESTClientFor(rawConfig(c))
+	if err != nil {
+		return nil, fmt.Errorf("build the Kubernetes client: %w", err)
+	}
+	return &RESTAPI{dyn: dyn, Rest: cs.CoreV1().RESTClient(), disc: cs.Discovery().RESTClient(), raw: raw, Log: log}, nil
 }
 
 // ServedResources implements API with one discovery GET.
@@ -191,6 +208,69 @@ func (k *RESTAPI) List(ctx context.Context, gvr schema.GroupVersionResource, nam
 		return k.dyn.Resource(gvr).List(ctx, opts)
 	}
 	return k.dyn.Resource(gvr).Namespace(namespace).List(ctx, opts)
+}
+
+// ListJSON implements API with one LIST request whose answer is read as JSON,
+// at most maxBytes of it. The request is made as the dynamic client makes it
+// (Do: a GET whose connection closes or resets before the answer is retried);
+// bodyLimitTransport cuts the answer one byte past maxBytes, so it is never
+// read whole.
+func (k *RESTAPI) ListJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, maxBytes int64) ([]byte, error) {
+	data, err := k.disc.Get().AbsPath(ListPath(gvr, namespace)).
+		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
+		SetHeader("Accept", "application/json").Do(withBodyLimit(ctx, maxBytes)).Raw()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%w: more than %s", iolimit.ErrResponseTooLarge, iolimit.ByteSize(maxBytes))
+	}
+	return data, nil
+}
+
+// bodyLimitKey carries, in a request's context, the most bytes of its answer
+// the caller reads.
+type bodyLimitKey struct{}
+
+// withBodyLimit makes the answers to requests made with ctx end one byte past
+// limit (bodyLimitTransport).
+func withBodyLimit(ctx context.Context, limit int64) context.Context {
+	return context.WithValue(ctx, bodyLimitKey{}, limit)
+}
+
+// bodyLimitTransport ends the body of an answer one byte past the limit its
+// request's context carries (withBodyLimit), so that a reader that reads it
+// all (client-go's Do) holds at most limit+1 bytes and can tell it was cut.
+type bodyLimitTransport struct{ next http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t *bodyLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	limit, ok := req.Context().Value(bodyLimitKey{}).(int64)
+	if err != nil || !ok || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = limitedBody{Reader: io.LimitReader(resp.Body, limit+1), Closer: resp.Body}
+	return resp, nil
+}
+
+// limitedBody is a response body read through a limit.
+type limitedBody struct {
+	io.Reader
+	io.Closer
+}
+
+// ListPath is the URL path of a LIST: /api/v1[/namespaces/NS]/RESOURCE for the
+// core group, /apis/GROUP/VERSION[/namespaces/NS]/RESOURCE otherwise.
+func ListPath(gvr schema.GroupVersionResource, namespace string) string {
+	p := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		p = "/api/" + gvr.Version
+	}
+	if namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	return p + "/" + gvr.Resource
 }
 
 // ServiceProxyGet implements API with one GET through the service proxy.
@@ -248,12 +328,19 @@ type Options struct {
 	Detail string
 	// Now returns the current time; time.Now when nil.
 	Now func() time.Time
+	// KeepObjects also keeps every object whole, as read (Result.AsRead: the
+	// capture command writes them).
+	KeepObjects bool
 }
 
 // Result is what the Kubernetes source read.
 type Result struct {
-	// Objects are the objects read, managedFields dropped, in a stable order.
-	Objects []*unstructured.Unstructured
+	// Objects are the objects read, typed (pkg/raw/decode), each kind sorted
+	// by namespace and name.
+	Objects raw.Objects
+	// AsRead are the same objects whole, managedFields dropped, in a stable
+	// order (kind, namespace, name), when Options.KeepObjects asked for them.
+	AsRead []raw.Object
 	// Source is the source's status.
 	Source model.SourceStatus
 	// Notes explain every resource that could not be read and its consequence.
@@ -273,6 +360,9 @@ type kubeRead struct {
 	consequence string
 	// severity of a failure note; warning unless set.
 	severity model.NoteSeverity
+	// trim, when set, is applied to each object kept whole (KeepObjects),
+	// before anything else sees it.
+	trim func(raw.Object) raw.Object
 }
 
 // resourceName is "pods" or "dynamoworkermetadatas.nvidia.com".
@@ -338,7 +428,9 @@ func (c *kubeCollector) degrade(what string) {
 //   - DynamoWorkerMetadatas, EndpointSlices (discovery label), Warning Events and
 //     Nodes (one cluster-wide LIST), each kept only when it belongs to a pod,
 //     deployment or node read;
-//   - ClusterTopologyBindings, else the legacy ClusterTopologies.
+//   - ClusterTopologyBindings, else the legacy ClusterTopologies;
+//   - the Dynamo operator's controller-manager Deployments (OperatorSelector,
+//     every namespace), trimmed to what tells their release (operator.go).
 //
 // A resource that cannot be read (CRD missing, 403, timeout) becomes a Note naming
 // the resource, the missing permission and the consequence, and marks the source
@@ -415,12 +507,12 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	svcRead := &kubeRead{gvr: GVRServices, kind: "Service", namespace: c.ns, opts: metav1.ListOptions{LabelSelector: podSel},
 		consequence: "the frontend Service is unknown, so the frontend cannot be reached through the service proxy (pass --frontend-url after a port-forward)"}
 
-	var dgds, pods, svcs []*unstructured.Unstructured
+	var dgds, pods, svcs []kubeItem
 	var dgdOK, podsOK bool
 	wg.Go(func() {
 		if dgdRead != nil {
-			dgds, dgdOK = c.list(ctx, dgdRead, func(u *unstructured.Unstructured) bool {
-				return len(o.Names) == 0 || slices.Contains(o.Names, u.GetName())
+			dgds, dgdOK = c.list(ctx, dgdRead, func(v any) bool {
+				return len(o.Names) == 0 || slices.Contains(o.Names, itemMeta(v).Name)
 			})
 		}
 	})
@@ -429,7 +521,7 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	wg.Wait()
 	if dgdOK {
 		for _, n := range o.Names {
-			if !slices.ContainsFunc(dgds, func(u *unstructured.Unstructured) bool { return u.GetName() == n }) {
+			if !slices.ContainsFunc(dgds, func(it kubeItem) bool { return itemMeta(it.obj).Name == n }) {
 				c.note(model.NoteWarning, fmt.Sprintf("DynamoGraphDeployment %q not found %s", n, dgdRead.scope()))
 			}
 		}
@@ -438,29 +530,29 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	// What belongs to the deployments read.
 	podNames := map[string]bool{} // ns/name
 	nodeNames := map[string]bool{}
-	for _, p := range pods {
-		podNames[p.GetNamespace()+"/"+p.GetName()] = true
-		if n, _, _ := unstructured.NestedString(p.Object, "spec", "nodeName"); n != "" {
-			nodeNames[n] = true
+	dgdNames := map[string]bool{}
+	for _, it := range dgds {
+		m := itemMeta(it.obj)
+		dgdNames[m.Namespace+"/"+m.Name] = true
+	}
+	for _, it := range pods {
+		m := itemMeta(it.obj)
+		podNames[m.Namespace+"/"+m.Name] = true
+		dgdNames[m.Namespace+"/"+m.Labels[SrcLabelDeploymentName]] = true
+		if p, ok := it.obj.(*raw.Pod); ok && p.Spec.NodeName != "" {
+			nodeNames[p.Spec.NodeName] = true
 		}
 	}
-	dgdNames := map[string]bool{}
-	for _, d := range dgds {
-		dgdNames[d.GetNamespace()+"/"+d.GetName()] = true
-	}
-	for _, p := range pods {
-		dgdNames[p.GetNamespace()+"/"+p.GetLabels()[SrcLabelDeploymentName]] = true
-	}
-	ownsPod := func(u *unstructured.Unstructured) bool {
+	ownsPod := func(v any) bool {
 		if !podsOK {
 			return true // cannot tell: keep everything in scope
 		}
-		ns := u.GetNamespace()
-		if podNames[ns+"/"+u.GetName()] {
+		m := itemMeta(v)
+		if podNames[m.Namespace+"/"+m.Name] {
 			return true
 		}
-		for _, ref := range u.GetOwnerReferences() {
-			if ref.Kind == "Pod" && podNames[ns+"/"+ref.Name] {
+		for _, ref := range m.OwnerReferences {
+			if ref.Kind == "Pod" && podNames[m.Namespace+"/"+ref.Name] {
 				return true
 			}
 		}
@@ -469,8 +561,8 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 
 	// Phase 2: everything else, concurrently.
 	var reads []*kubeRead
-	var keeps []func(*unstructured.Unstructured) bool
-	add := func(r *kubeRead, keep func(*unstructured.Unstructured) bool) {
+	var keeps []func(any) bool
+	add := func(r *kubeRead, keep func(any) bool) {
 		reads = append(reads, r)
 		keeps = append(keeps, keep)
 	}
@@ -484,15 +576,16 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	add(&kubeRead{gvr: GVREndpointSlices, kind: "EndpointSlice", namespace: c.ns,
 		opts:        metav1.ListOptions{LabelSelector: SrcLabelDiscoveryEnabled + "=true"},
 		consequence: "discovery readiness is taken from pod conditions only"},
-		func(u *unstructured.Unstructured) bool {
-			if dgdNames[u.GetNamespace()+"/"+u.GetLabels()[SrcLabelDeploymentName]] {
+		func(v any) bool {
+			s, _ := v.(*raw.EndpointSlice)
+			if s == nil {
+				return !podsOK
+			}
+			if dgdNames[s.Namespace+"/"+s.Labels[SrcLabelDeploymentName]] {
 				return true
 			}
-			eps, _, _ := unstructured.NestedSlice(u.Object, "endpoints")
-			for _, e := range eps {
-				m, _ := e.(map[string]any)
-				name, _, _ := unstructured.NestedString(m, "targetRef", "name")
-				if podNames[u.GetNamespace()+"/"+name] {
+			for _, e := range s.Endpoints {
+				if podNames[s.Namespace+"/"+e.TargetRef.Name] {
 					return true
 				}
 			}
@@ -501,12 +594,14 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	add(&kubeRead{gvr: GVREvents, kind: "Event", namespace: c.ns,
 		opts:        metav1.ListOptions{FieldSelector: "type=Warning"},
 		consequence: "warning events such as TopologyLabelMissing are not shown", severity: model.NoteInfo},
-		func(u *unstructured.Unstructured) bool {
-			kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
-			name, _, _ := unstructured.NestedString(u.Object, "involvedObject", "name")
-			ns, _, _ := unstructured.NestedString(u.Object, "involvedObject", "namespace")
+		func(v any) bool {
+			e, _ := v.(*raw.Event)
+			if e == nil {
+				return false
+			}
+			kind, name, ns := e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.Namespace
 			if ns == "" {
-				ns = u.GetNamespace()
+				ns = e.Namespace
 			}
 			switch kind {
 			case "Pod":
@@ -521,14 +616,21 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	if len(nodeNames) > 0 {
 		add(&kubeRead{gvr: GVRNodes, kind: "Node", cluster: true, opts: metav1.ListOptions{LabelSelector: o.NodeSelector},
 			consequence: "node labels (zone, rack) are unknown, so TopologyLabelDrift cannot be checked against the nodes and workers without a pod label have no domain"},
-			func(u *unstructured.Unstructured) bool { return nodeNames[u.GetName()] })
+			func(v any) bool { return nodeNames[itemMeta(v).Name] })
 	}
 	// The Dynamo operator's controller manager, in whatever namespace it runs:
 	// its release (--operator-version) is one of the signals of the release the
 	// deployments run (pkg/behavior).
 	add(&kubeRead{gvr: GVRDeployments, kind: "Deployment", opts: metav1.ListOptions{LabelSelector: OperatorSelector},
-		consequence: "the Dynamo operator's release is unknown (the release is told from the runtime images alone)", severity: model.NoteInfo},
-		func(u *unstructured.Unstructured) bool { trimOperator(u); return true })
+		consequence: "the Dynamo operator's release is unknown (the release is told from the runtime images alone)", severity: model.NoteInfo,
+		trim: trimOperator},
+		func(v any) bool {
+			d, ok := v.(*raw.Deployment)
+			if ok {
+				trimOperatorTyped(d)
+			}
+			return ok
+		})
 	switch {
 	case has(2, "clustertopologybindings"):
 		add(&kubeRead{gvr: GVRClusterTopologyBinding, kind: "ClusterTopologyBinding", cluster: true,
@@ -539,21 +641,24 @@ func Collect(ctx context.Context, o Options) (*Result, error) {
 	default:
 		c.note(model.NoteInfo, "Grove is not installed (neither clustertopologybindings.grove.io nor clustertopologies.grove.io is served): topology levels come from well-known node labels")
 	}
-	results := make([][]*unstructured.Unstructured, len(reads))
+	results := make([][]kubeItem, len(reads))
 	for i := range reads {
 		wg.Go(func() { results[i], _ = c.list(ctx, reads[i], keeps[i]) })
 	}
 	wg.Wait()
 
-	objs := slices.Concat(dgds, pods, svcs)
+	items := slices.Concat(dgds, pods, svcs)
 	for _, r := range results {
-		objs = append(objs, r...)
+		items = append(items, r...)
 	}
-	for _, u := range objs {
-		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	for _, it := range items {
+		decode.Add(&res.Objects, it.obj)
+		if o.KeepObjects {
+			res.AsRead = append(res.AsRead, it.whole)
+		}
 	}
-	sortCollected(objs)
-	res.Objects = objs
+	SortObjects(&res.Objects)
+	sortCollected(res.AsRead)
 	c.noteUnreachable()
 	res.Notes = c.notes
 	SortCollectedNotes(res.Notes)
@@ -615,14 +720,54 @@ func (c *kubeCollector) noteUnreachable() {
 	}
 }
 
-// list reads every page of r, keeping the objects keep accepts (all when nil).
-// A failure becomes a note and ok=false.
-func (c *kubeCollector) list(ctx context.Context, r *kubeRead, keep func(*unstructured.Unstructured) bool) (out []*unstructured.Unstructured, ok bool) {
+// kubeItem is one object a LIST returned: typed (a *raw.Pod, …; nil for a
+// kind nothing reads), and whole when the read keeps objects.
+type kubeItem struct {
+	obj   any
+	whole raw.Object
+}
+
+// itemMeta is a typed object's metadata (empty for another kind).
+func itemMeta(v any) *raw.ObjectMeta {
+	switch o := v.(type) {
+	case *raw.DGD:
+		return &o.ObjectMeta
+	case *raw.DWM:
+		return &o.ObjectMeta
+	case *raw.Pod:
+		return &o.ObjectMeta
+	case *raw.Node:
+		return &o.ObjectMeta
+	case *raw.Service:
+		return &o.ObjectMeta
+	case *raw.EndpointSlice:
+		return &o.ObjectMeta
+	case *raw.Event:
+		return &o.ObjectMeta
+	case *raw.ClusterTopology:
+		return &o.ObjectMeta
+	case *raw.Deployment:
+		return &o.ObjectMeta
+	}
+	return &raw.ObjectMeta{}
+}
+
+// list reads every page of r, typing each item as it is read
+// (pkg/raw/decode) and keeping those keep accepts (all when nil; an item of a
+// kind nothing reads only then). A page is held while its items are typed,
+// never the whole list. A failure becomes a note and ok=false.
+func (c *kubeCollector) list(ctx context.Context, r *kubeRead, keep func(any) bool) (out []kubeItem, ok bool) {
 	opts := r.opts
 	opts.Limit = c.o.PageSize
 	restarted := false
 	for {
-		page, err := c.o.API.List(ctx, r.gvr, r.namespace, opts)
+		data, err := c.o.API.ListJSON(ctx, r.gvr, r.namespace, opts, MaxListBytes)
+		var page *decode.Page
+		if err == nil {
+			if page, err = decode.ListPage(data); err != nil {
+				err = fmt.Errorf("read the LIST answer: %w", err)
+			}
+		}
 		if err != nil {
 			if apierrors.IsResourceExpired(err) && opts.Continue != "" && !restarted {
 				// The continue token expired (410 Gone): start over once.
@@ -633,21 +778,61 @@ func (c *kubeCollector) list(ctx context.Context, r *kubeRead, keep func(*unstru
 			c.failure(ctx, r, err)
 			return nil, false
 		}
-		for i := range page.Items {
-			u := &page.Items[i]
-			if u.GetKind() == "" {
-				u.SetAPIVersion(r.gvr.GroupVersion().String())
-				u.SetKind(r.kind)
-			}
-			if keep == nil || keep(u) {
-				out = append(out, u)
-			}
+		d := decode.NewDecoder(page.B, page.Ends)
+		def := &decode.Defaults{ListAPIVersion: page.APIVersion, ListKind: page.Kind, APIVersion: r.gvr.GroupVersion().String(), Kind: r.kind}
+		var tree jsonscan.Decoder
+		if c.o.KeepObjects {
+			tree = jsonscan.Decoder{B: page.B}
 		}
-		opts.Continue = page.GetContinue()
+		for _, i := range page.Items {
+			it := kubeItem{obj: d.ListItem(i, def)}
+			switch it.obj.(type) {
+			case nil, []any:
+				if keep != nil {
+					continue
+				}
+			default:
+				if keep != nil && !keep(it.obj) {
+					continue
+				}
+			}
+			if c.o.KeepObjects {
+				it.whole = wholeItem(&tree, i, def)
+				if it.whole == nil {
+					continue // not an object: client-go's list would have failed on it
+				}
+				if r.trim != nil {
+					it.whole = r.trim(it.whole)
+				}
+			}
+			out = append(out, it)
+		}
+		opts.Continue = page.Continue
 		if opts.Continue == "" {
 			return out, true
 		}
 	}
+}
+
+// wholeItem decodes a LIST item whole, with the apiVersion and kind client-go
+// and the collector give it, and without its managedFields.
+func wholeItem(d *jsonscan.Decoder, i int, def *decode.Defaults) raw.Object {
+	v, _ := d.Value(i)
+	m, _ := v.(map[string]any)
+	if m == nil {
+		return nil
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" && u.GetAPIVersion() == "" {
+		u.SetKind(strings.TrimSuffix(def.ListKind, "List"))
+		u.SetAPIVersion(def.ListAPIVersion)
+	}
+	if u.GetKind() == "" {
+		u.SetAPIVersion(def.APIVersion)
+		u.SetKind(def.Kind)
+	}
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	return u.Object
 }
 
 // failure turns a LIST error into a note and a degraded source.
@@ -792,26 +977,74 @@ var collectKindOrder = map[string]int{
 	"Pod": 4, "DynamoWorkerMetadata": 5, "EndpointSlice": 6, "Event": 7, "Deployment": 8,
 }
 
-// sortCollected orders objects by kind, namespace, name.
-func sortCollected(objs []*unstructured.Unstructured) {
-	rank := func(u *unstructured.Unstructured) int {
-		if r, ok := collectKindOrder[u.GetKind()]; ok {
-			return r
-		}
-		return len(collectKindOrder)
+// sortCollected orders whole objects by kind, namespace, name.
+func sortCollected(objs []raw.Object) {
+	type key struct {
+		rank                  int
+		kind, namespace, name string
 	}
+	keyOf := func(m raw.Object) key {
+		u := &unstructured.Unstructured{Object: m}
+		r, ok := collectKindOrder[u.GetKind()]
+		if !ok {
+			r = len(collectKindOrder)
+		}
+		return key{r, u.GetKind(), u.GetNamespace(), u.GetName()}
+	}
+	ks := make([]key, len(objs))
+	for i, m := range objs {
+		ks[i] = keyOf(m)
+	}
+	idx := make([]int, len(objs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool {
+		a, b := ks[idx[i]], ks[idx[j]]
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		return a.name < b.name
+	})
+	sorted := make([]raw.Object, len(objs))
+	for i, k := range idx {
+		sorted[i] = objs[k]
+	}
+	copy(objs, sorted)
+}
+
+// SortObjects orders each kind's objects by namespace and name (topologies
+// by kind first), keeping the order of equal ones: the order Collect gives
+// them.
+func SortObjects(o *raw.Objects) {
+	sortKind(o.DGDs, func(x *raw.DGD) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.DWMs, func(x *raw.DWM) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Pods, func(x *raw.Pod) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Nodes, func(x *raw.Node) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Services, func(x *raw.Service) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.EndpointSlices, func(x *raw.EndpointSlice) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Events, func(x *raw.Event) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Topologies, func(x *raw.ClusterTopology) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+	sortKind(o.Deployments, func(x *raw.Deployment) (string, *raw.ObjectMeta) { return x.Kind, &x.ObjectMeta })
+}
+
+func sortKind[T any](objs []T, meta func(T) (string, *raw.ObjectMeta)) {
 	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra < rb
+		ka, a := meta(objs[i])
+		kb, b := meta(objs[j])
+		if ka != kb {
+			return ka < kb
 		}
-		if a.GetKind() != b.GetKind() {
-			return a.GetKind() < b.GetKind()
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
 		}
-		if a.GetNamespace() != b.GetNamespace() {
-			return a.GetNamespace() < b.GetNamespace()
-		}
-		return a.GetName() < b.GetName()
+		return a.Name < b.Name
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,13 +20,53 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fakekube"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
 )
 
-func names(objs []*unstructured.Unstructured, kind string) []string {
+// names lists the typed objects of kind, in order.
+func names(objs raw.Objects, kind string) []string {
 	var out []string
-	for _, o := range objs {
-		if o.GetKind() == kind {
+	add := func(k, name string) {
+		if k == kind {
+			out = append(out, name)
+		}
+	}
+	for _, x := range objs.DGDs {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.DWMs {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.Pods {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.Nodes {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.Services {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.EndpointSlices {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.Events {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.Topologies {
+		add(x.Kind, x.Name)
+	}
+	for _, x := range objs.Deployments {
+		add(x.Kind, x.Name)
+	}
+	return out
+}
+
+// wholeNames lists the whole objects of kind, in order.
+func wholeNames(objs []raw.Object, kind string) []string {
+	var out []string
+	for _, m := range objs {
+		if o := (&unstructured.Unstructured{Object: m}); o.GetKind() == kind {
 			out = append(out, o.GetName())
 		}
 	}
@@ -67,6 +108,19 @@ func TestCollectKubernetesFiltersAndConstantRequests(t *testing.T) {
 		}
 		if r.DGDVersion != "v1beta1" {
 			t.Errorf("DGDVersion = %q", r.DGDVersion)
+		}
+		// Keeping the objects whole keeps the same ones, in the same order.
+		w, err := kube.Collect(ctx, kube.Options{API: f, Namespace: "inf", Names: []string{"llama"}, PageSize: 2, KeepObjects: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(w.Objects, r.Objects) {
+			t.Error("keeping the objects whole changed the typed objects")
+		}
+		for _, kind := range []string{"DynamoGraphDeployment", "Pod", "DynamoWorkerMetadata", "Node", "Event", "EndpointSlice", "ClusterTopologyBinding", "Service"} {
+			if got, want := wholeNames(w.AsRead, kind), names(r.Objects, kind); !slices.Equal(got, want) {
+				t.Errorf("whole %s = %v, typed %v", kind, got, want)
+			}
 		}
 		// Non-paginated request count: one LIST per resource.
 		distinct := map[string]bool{}
@@ -190,7 +244,7 @@ func TestCollectKubernetesAllNamespacesAndUnreachable(t *testing.T) {
 	f.DiscErr = apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("no discovery"))
 	r, err = kube.Collect(context.Background(), kube.Options{API: f, Namespace: "inf"})
 	if err != nil || len(names(r.Objects, "DynamoGraphDeployment")) != 2 {
-		t.Errorf("discovery forbidden: err=%v objects=%d", err, len(r.Objects))
+		t.Errorf("discovery forbidden: err=%v objects=%d", err, r.Objects.Len())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 )
 
 // Redacted replaces every secret value removed from a capture.
@@ -31,7 +32,9 @@ var droppedAnnotations = []string{
 }
 
 // Redact returns a copy of b that is safe to attach to a bug report. b is not
-// changed. It removes:
+// changed. It redacts the objects as read (b.AsRead, which the capture writer
+// writes) and types the copy's Objects from them again: a bundle read without
+// its objects whole has none left. It removes:
 //
 //   - Secret objects (never captured at all);
 //   - metadata.managedFields and the last-applied-configuration annotation;
@@ -68,12 +71,13 @@ func Redact(b *raw.Bundle, o Options) *raw.Bundle {
 	slices.SortFunc(r.literals, func(a, b string) int { return len(b) - len(a) })
 
 	out := *b
-	out.Objects = nil
-	for _, u := range b.Objects {
-		if c := r.object(u); c != nil {
-			out.Objects = append(out.Objects, c)
+	out.AsRead = nil
+	for _, m := range b.AsRead {
+		if c := r.object(&unstructured.Unstructured{Object: m}); c != nil {
+			out.AsRead = append(out.AsRead, c.Object)
 		}
 	}
+	out.Objects = decode.FromObjects(out.AsRead)
 	out.Etcd = make([]raw.EtcdKeyValue, len(b.Etcd))
 	for i, kv := range b.Etcd {
 		out.Etcd[i] = raw.EtcdKeyValue{Key: r.str(kv.Key), Value: r.text(kv.Value)}
@@ -108,11 +112,11 @@ func Redact(b *raw.Bundle, o Options) *raw.Bundle {
 // Object returns a redacted copy of u, or nil when u must not be captured
 // at all (a Secret). See Redact.
 func Object(u *unstructured.Unstructured, o Options) *unstructured.Unstructured {
-	b := Redact(&raw.Bundle{Objects: []*unstructured.Unstructured{u}}, o)
-	if len(b.Objects) == 0 {
+	b := Redact(&raw.Bundle{AsRead: []raw.Object{u.Object}}, o)
+	if len(b.AsRead) == 0 {
 		return nil
 	}
-	return b.Objects[0]
+	return &unstructured.Unstructured{Object: b.AsRead[0]}
 }
 
 type redactor struct {

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -150,7 +151,7 @@ spec:
 	return &raw.Bundle{
 		Context:     "prod",
 		CollectedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Objects:     []*unstructured.Unstructured{dgdBeta, dgdAlpha, topo, pod, secret},
+		AsRead:      []raw.Object{dgdBeta.Object, dgdAlpha.Object, topo.Object, pod.Object, secret.Object},
 		Etcd: []raw.EtcdKeyValue{
 			{Key: "v1/instances/ns/c/e/694d98147d54be25", Value: `{"type":"Endpoint","instance_id":7587885012467105317,"transport":{"http":"http://x"},"headers":"Authorization: Bearer ` + s["etcd value bearer"] + `","note":"` + s["etcd password literal"] + `"}`},
 		},
@@ -206,16 +207,20 @@ func TestRedactPlantedSecrets(t *testing.T) {
 		t.Errorf("only %d REDACTED markers", n)
 	}
 	// The input is unchanged.
-	if !strings.Contains(b.Etcd[0].Value, plantedSecrets["etcd value bearer"]) || len(b.Objects) != 5 {
+	if !strings.Contains(b.Etcd[0].Value, plantedSecrets["etcd value bearer"]) || len(b.AsRead) != 5 {
 		t.Error("Redact changed its input")
 	}
 	// Round trip: the redacted capture is still a readable capture.
-	back, err := capture.Read(strings.NewReader(text), "x")
+	back, err := capture.ParseWhole([]byte(text), "x")
 	if err != nil {
 		t.Fatalf("redacted capture does not read back: %v", err)
 	}
-	if len(back.Objects) != 4 || len(back.Etcd) != 1 {
-		t.Errorf("read back %d objects, %d etcd entries", len(back.Objects), len(back.Etcd))
+	if len(back.AsRead) != 4 || len(back.Etcd) != 1 {
+		t.Errorf("read back %d objects, %d etcd entries", len(back.AsRead), len(back.Etcd))
+	}
+	// The redacted bundle's typed objects are its whole objects'.
+	if !reflect.DeepEqual(red.Objects, back.Objects) || len(red.Objects.DGDs) != 2 || len(red.Objects.Pods) != 1 {
+		t.Errorf("redacted typed objects %+v, read back %+v", red.Objects, back.Objects)
 	}
 }
 
@@ -335,7 +340,7 @@ spec:
 		t.Fatal(err)
 	}
 	b := &raw.Bundle{
-		Objects: []*unstructured.Unstructured{pod, dwm},
+		AsRead: []raw.Object{pod.Object, dwm.Object},
 		Etcd: []raw.EtcdKeyValue{{Key: "v1/mdc/ns/x", Value: `{"auth":{"user":"dynamo","password":"` + plants["etcd JSON value"] + `"},"api_key":` +
 			plants["etcd JSON number"] + `,"instance_id":18446744073709551615}`}},
 		BusyThresholds: []raw.FrontendBusyThresholds{{JSON: `{"model":"m","token":"` + plants["busy_threshold JSON body"] + `"}`}},

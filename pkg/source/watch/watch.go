@@ -3,9 +3,6 @@ package watch
 import (
 	"context"
 	"errors"
-	"fmt"
-	"hash/fnv"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -23,11 +19,12 @@ import (
 )
 
 // API is the read-only watch surface the Watcher uses on top of kube.API's
-// List. kube.RESTAPI implements it; tests substitute fakes. A watch is verb
-// watch: it changes nothing in the cluster.
+// ListJSON. kube.RESTAPI implements it; tests substitute fakes. A watch is
+// verb watch: it changes nothing in the cluster.
 type API interface {
 	// Watch opens a WATCH of a resource; namespace "" watches all namespaces (or
-	// a cluster-scoped resource).
+	// a cluster-scoped resource). The objects of its events are
+	// *kube.RawObject (their JSON), a Status for an ERROR event.
 	Watch(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 }
 
@@ -84,7 +81,9 @@ type Options struct {
 
 // Watcher watches the Kubernetes objects Collect lists and reports, debounced,
 // that they changed. It only LISTs (one small page, to learn the
-// resourceVersion to watch from) and WATCHes; it keeps no objects. Everything it
+// resourceVersion to watch from) and WATCHes; it keeps no objects, and reads
+// of each one it sees only what its filters need (watchObject: a name, a
+// resourceVersion, a Node's fingerprint), straight from the JSON. Everything it
 // starts stops when the context given to Start ends.
 type Watcher struct {
 	o      Options
@@ -108,7 +107,7 @@ type watchTarget struct {
 	opts      metav1.ListOptions
 	// filter, when set, tells whether an event matters; seed makes the first
 	// LIST read every object through filter (so that it knows them).
-	filter func(watch.EventType, *unstructured.Unstructured) bool
+	filter func(watch.EventType, watchObject) bool
 	seed   bool
 
 	// Guarded by Watcher.mu.
@@ -200,11 +199,11 @@ func watchTargets(o source.CollectOptions) []*watchTarget {
 	if len(o.Names) > 0 {
 		sel = kube.SrcLabelDeploymentName + " in (" + strings.Join(o.Names, ",") + ")"
 	}
-	var dgdFilter func(watch.EventType, *unstructured.Unstructured) bool
+	var dgdFilter func(watch.EventType, watchObject) bool
 	if len(o.Names) > 0 {
-		dgdFilter = func(_ watch.EventType, u *unstructured.Unstructured) bool {
+		dgdFilter = func(_ watch.EventType, u watchObject) bool {
 			for _, n := range o.Names {
-				if u.GetName() == n {
+				if u.Name == n {
 					return true
 				}
 			}
@@ -221,63 +220,26 @@ func watchTargets(o source.CollectOptions) []*watchTarget {
 		{name: "endpointslices", gvrs: []schema.GroupVersionResource{kube.GVREndpointSlices}, namespace: ns,
 			opts: metav1.ListOptions{LabelSelector: kube.SrcLabelDiscoveryEnabled + "=true"}},
 		{name: "events", gvrs: []schema.GroupVersionResource{kube.GVREvents}, namespace: ns, opts: metav1.ListOptions{FieldSelector: "type=Warning"},
-			filter: func(_ watch.EventType, u *unstructured.Unstructured) bool {
-				kind, _, _ := unstructured.NestedString(u.Object, "involvedObject", "kind")
+			filter: func(_ watch.EventType, u watchObject) bool {
+				kind := u.InvolvedKind
 				return kind == "Pod" || kind == "DynamoGraphDeployment" || kind == "Node"
 			}},
 		{name: "nodes", gvrs: []schema.GroupVersionResource{kube.GVRNodes}, opts: metav1.ListOptions{LabelSelector: o.NodeSelector}, seed: true,
 			// Nodes report status all the time; only what the model reads counts.
-			filter: func(t watch.EventType, u *unstructured.Unstructured) bool {
+			filter: func(t watch.EventType, u watchObject) bool {
 				nodesMu.Lock()
 				defer nodesMu.Unlock()
 				if t == watch.Deleted {
-					delete(nodes, u.GetName())
+					delete(nodes, u.Name)
 					return true
 				}
-				fp := nodeFingerprint(u)
-				old, known := nodes[u.GetName()]
-				nodes[u.GetName()] = fp
-				return !known || old != fp
+				old, known := nodes[u.Name]
+				nodes[u.Name] = u.Fingerprint
+				return !known || old != u.Fingerprint
 			}},
 		{name: "clustertopologybindings", gvrs: []schema.GroupVersionResource{kube.GVRClusterTopologyBinding}},
 		{name: "clustertopologies", gvrs: []schema.GroupVersionResource{kube.GVRClusterTopology}},
 	}
-}
-
-// nodeFingerprint hashes what the model reads from a Node: labels,
-// schedulability, capacity, allocatable and the Ready condition.
-func nodeFingerprint(u *unstructured.Unstructured) uint64 {
-	h := fnv.New64a()
-	labels := u.GetLabels()
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "l%s=%s\x00", k, labels[k])
-	}
-	unsched, _, _ := unstructured.NestedBool(u.Object, "spec", "unschedulable")
-	fmt.Fprintf(h, "u%t\x00", unsched)
-	for _, f := range []string{"capacity", "allocatable"} {
-		m, _, _ := unstructured.NestedStringMap(u.Object, "status", f)
-		ks := make([]string, 0, len(m))
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		for _, k := range ks {
-			fmt.Fprintf(h, "%s:%s=%s\x00", f, k, m[k])
-		}
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		cm, _ := c.(map[string]any)
-		if cm["type"] == "Ready" {
-			fmt.Fprintf(h, "ready=%v\x00", cm["status"])
-		}
-	}
-	return h.Sum64()
 }
 
 // Next blocks until the watched objects changed or the status changed, and
@@ -393,25 +355,29 @@ func (w *Watcher) list(ctx context.Context, api kube.API, t *watchTarget) (schem
 			opts.Limit = kube.DefaultPageSize
 		}
 		for {
-			page, err := api.List(ctx, gvr, t.namespace, opts)
+			data, err := api.ListJSON(ctx, gvr, t.namespace, opts, kube.MaxListBytes)
+			var rv, cont string
+			var items []watchObject
+			if err == nil {
+				rv, cont, items, err = listPage(data)
+			}
 			if err != nil {
 				last = err
 				break
 			}
 			if t.seed && t.filter != nil {
-				for i := range page.Items {
-					t.filter(watch.Added, &page.Items[i])
+				for _, it := range items {
+					t.filter(watch.Added, it)
 				}
 			}
-			if !t.seed || page.GetContinue() == "" {
+			if !t.seed || cont == "" {
 				// A paginated list's pages share the first page's resourceVersion.
-				rv := page.GetResourceVersion()
 				if rv == "" {
 					rv = "0"
 				}
 				return gvr, rv
 			}
-			opts.Continue = page.GetContinue()
+			opts.Continue = cont
 		}
 		if apierrors.IsNotFound(last) || meta.IsNoMatchError(last) {
 			continue
@@ -507,17 +473,20 @@ func (w *Watcher) consume(ctx context.Context, wi watch.Interface, t *watchTarge
 			case watch.Error:
 				return ""
 			case watch.Bookmark:
-				if m, err := meta.Accessor(ev.Object); err == nil {
+				if r, isRaw := ev.Object.(*kube.RawObject); isRaw {
+					rv = readRawObject(r.JSON).ResourceVersion
+				} else if m, err := meta.Accessor(ev.Object); err == nil {
 					rv = m.GetResourceVersion()
 				}
 			case watch.Added, watch.Modified, watch.Deleted:
-				u, isU := ev.Object.(*unstructured.Unstructured)
-				if !isU {
+				r, isRaw := ev.Object.(*kube.RawObject)
+				if !isRaw {
 					w.change()
 					continue
 				}
-				rv = u.GetResourceVersion()
-				if t.filter == nil || t.filter(ev.Type, u) {
+				o := readRawObject(r.JSON)
+				rv = o.ResourceVersion
+				if t.filter == nil || t.filter(ev.Type, o) {
 					w.change()
 				}
 			}

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -37,7 +38,7 @@ func newFakeWatchKube() *fakeWatchKube {
 		watchErrs: map[string]error{}, watchRVs: map[string][]string{}, opened: make(chan string, 100), pending: map[string]int{}}
 }
 
-func (f *fakeWatchKube) Watch(_ context.Context, gvr schema.GroupVersionResource, _ string, opts metav1.ListOptions) (watch.Interface, error) {
+func (f *fakeWatchKube) open(_ context.Context, gvr schema.GroupVersionResource, _ string, opts metav1.ListOptions) (watch.Interface, error) {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
 	f.watchRVs[gvr.Resource] = append(f.watchRVs[gvr.Resource], opts.ResourceVersion)
@@ -48,6 +49,72 @@ func (f *fakeWatchKube) Watch(_ context.Context, gvr schema.GroupVersionResource
 	f.watchers[gvr.Resource] = append(f.watchers[gvr.Resource], fw)
 	f.opened <- gvr.Resource
 	return fw, nil
+}
+
+// Watch is open as the API server answers: each event's Unstructured object
+// as its JSON (kube.RawObject), the FakeWatcher the test drives behind it.
+// Like client-go's watch, it stops forwarding when stopped or when ctx ends,
+// even with an event in hand (watch.Filter would wait for a reader forever).
+func (f *fakeWatchKube) Watch(ctx context.Context, gvr schema.GroupVersionResource, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+	fw, err := f.open(ctx, gvr, ns, opts)
+	if err != nil {
+		return nil, err
+	}
+	rw := &rawWatch{fw: fw, out: make(chan watch.Event), done: make(chan struct{})}
+	go rw.loop(ctx)
+	return rw, nil
+}
+
+// rawWatch forwards a FakeWatcher's events with their objects as JSON.
+type rawWatch struct {
+	fw   watch.Interface
+	out  chan watch.Event
+	done chan struct{}
+	once sync.Once
+}
+
+// Stop implements watch.Interface.
+func (w *rawWatch) Stop() {
+	w.once.Do(func() {
+		close(w.done)
+		w.fw.Stop()
+	})
+}
+
+// ResultChan implements watch.Interface.
+func (w *rawWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *rawWatch) loop(ctx context.Context) {
+	defer close(w.out)
+	defer w.Stop()
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case ev, ok = <-w.fw.ResultChan():
+			if !ok {
+				return
+			}
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if u, isU := ev.Object.(*unstructured.Unstructured); isU {
+			data, err := json.Marshal(u.Object)
+			if err != nil {
+				panic(err) // the tests' objects always encode
+			}
+			ev.Object = &kube.RawObject{JSON: data}
+		}
+		select {
+		case w.out <- ev:
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // current is the latest watch opened on resource.

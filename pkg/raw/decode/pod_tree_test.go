@@ -1,11 +1,9 @@
-package build
+package decode
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -20,19 +18,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/jsonscan"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 )
 
-// The pod walker (build_pod_walk.go) must produce exactly what the converter
+// The pod walker (pod_tree.go) must produce exactly what the converter
 // produces whenever it says ok, and must say !ok whenever the converter fails.
 
-// podWalkConvert is the reference: bldConvertPod's converter path, a panic
+// podWalkConvert is the reference: convertPodTree's converter path, a panic
 // counting as an error.
-func podWalkConvert(obj map[string]any) (w bldPodWire, err error) {
+func podWalkConvert(obj map[string]any) (w podWire, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			w, err = bldPodWire{}, fmt.Errorf("converter panicked: %v", r)
+			w, err = podWire{}, fmt.Errorf("converter panicked: %v", r)
 		}
 	}()
 	src := map[string]any{}
@@ -50,9 +47,9 @@ func podWalkConvert(obj map[string]any) (w bldPodWire, err error) {
 func podWalkCheck(t testing.TB, name string, obj map[string]any) bool {
 	t.Helper()
 	want, err := podWalkConvert(obj)
-	got, ok, panicked := func() (w bldPodWire, ok bool, panicked any) {
+	got, ok, panicked := func() (w podWire, ok bool, panicked any) {
 		defer func() { panicked = recover() }()
-		w, ok = bldWalkPod(obj)
+		w, ok = walkPod(obj)
 		return w, ok, nil
 	}()
 	switch {
@@ -62,7 +59,7 @@ func podWalkCheck(t testing.TB, name string, obj map[string]any) bool {
 		t.Errorf("%s: the walker accepted what the converter rejects (%v)", name, err)
 	case ok && !reflect.DeepEqual(got, want):
 		t.Errorf("%s: the walker and the converter differ\nwalker:    %+v\nconverter: %+v", name, got, want)
-	case !ok && !reflect.DeepEqual(got, bldPodWire{}):
+	case !ok && !reflect.DeepEqual(got, podWire{}):
 		t.Errorf("%s: the walker gave up but returned %+v", name, got)
 	}
 	return ok && panicked == nil
@@ -71,7 +68,7 @@ func podWalkCheck(t testing.TB, name string, obj map[string]any) bool {
 // podWalkDecode decodes JSON the way the capture reader does.
 func podWalkDecode(t testing.TB, s string) map[string]any {
 	t.Helper()
-	m, err := capture.DecodeJSONObject([]byte(s))
+	m, err := JSONObject([]byte(s))
 	if err != nil {
 		t.Fatalf("%v in %s", err, s)
 	}
@@ -396,7 +393,7 @@ func TestPodWalkGoTypes(t *testing.T) {
 	}
 	// A nil object, and a nil map as a present pointer target.
 	podWalkCheck(t, "nil object", nil)
-	w, ok := bldWalkPod(obj{"spec": obj{"containers": []any{obj{"env": []any{obj{"valueFrom": map[string]any(nil)}}}}}})
+	w, ok := walkPod(obj{"spec": obj{"containers": []any{obj{"env": []any{obj{"valueFrom": map[string]any(nil)}}}}}})
 	if !ok || w.Spec.Containers[0].Env[0].ValueFrom == nil {
 		t.Errorf("a nil valueFrom map must allocate the source, as the converter does: %+v", w)
 	}
@@ -413,7 +410,7 @@ func TestPodWalkQuantityStrings(t *testing.T) {
 			t.Errorf("quantity %#v: the walker gave up", s)
 			continue
 		}
-		w, _ := bldWalkPod(pod)
+		w, _ := walkPod(pod)
 		want, _ := podWalkConvert(pod)
 		q, wq := w.Spec.Containers[0].Resources.Limits["x"], want.Spec.Containers[0].Resources.Limits["x"]
 		if q.String() != wq.String() || q.Format != wq.Format {
@@ -581,59 +578,16 @@ func TestPodWalkMutations(t *testing.T) {
 	}
 }
 
-// podWalkCaptureFiles are the example and fixture captures.
-func podWalkCaptureFiles(t *testing.T) []string {
-	t.Helper()
-	var files []string
-	for _, g := range []string{"../../examples/*.yaml", "../../test/fixtures/build/*.yaml", "../../test/fixtures/captures/*.yaml"} {
-		more, _ := filepath.Glob(g)
-		files = append(files, more...)
-	}
-	if len(files) < 8 {
-		t.Fatalf("found %d captures", len(files))
-	}
-	return files
-}
-
-// podWalkPods returns the Pods among objs, inside Lists too.
-func podWalkPods(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	var pods []*unstructured.Unstructured
-	for _, u := range objs {
-		if u == nil {
-			continue
-		}
-		if u.IsList() {
-			var items []*unstructured.Unstructured
-			_ = u.EachListItem(func(o runtime.Object) error {
-				if it, ok := o.(*unstructured.Unstructured); ok {
-					items = append(items, it)
-				}
-				return nil
-			})
-			pods = append(pods, podWalkPods(items)...)
-			continue
-		}
-		if u.GetKind() == "Pod" {
-			pods = append(pods, u)
-		}
-	}
-	return pods
-}
-
 // TestPodWalkCaptures: the walker reads every Pod of the example and fixture
 // captures, exactly as the converter does.
 func TestPodWalkCaptures(t *testing.T) {
 	n := 0
-	for _, f := range podWalkCaptureFiles(t) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := capture.Parse(data, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range podWalkPods(b.Objects) {
+	for _, f := range captureFiles(t) {
+		for _, obj := range captureObjects(t, f) {
+			u := &unstructured.Unstructured{Object: obj}
+			if u.GetKind() != "Pod" {
+				continue
+			}
 			n++
 			if !podWalkCheck(t, f+": "+u.GetName(), u.Object) {
 				t.Errorf("%s: the walker gave up on pod %s", f, u.GetName())
@@ -645,35 +599,29 @@ func TestPodWalkCaptures(t *testing.T) {
 	}
 }
 
-// TestBuildPodWalkSameSnapshot: Build gives the same Snapshot, notes included,
-// with the walker and with the converter alone, sequentially and in parallel.
-func TestBuildPodWalkSameSnapshot(t *testing.T) {
-	defer func(v bool, m int) { bldPodWalkEnabled, bldParallelMin = v, m }(bldPodWalkEnabled, bldParallelMin)
-	for _, f := range podWalkCaptureFiles(t) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		build := func(walk bool, threshold int) *model.Snapshot {
-			bldPodWalkEnabled, bldParallelMin = walk, threshold
-			return buildCaptureBytes(t, data, f)
-		}
-		for _, threshold := range []int{1, 1 << 30} {
-			walked, converted := build(true, threshold), build(false, threshold)
-			if !reflect.DeepEqual(walked, converted) {
-				wj, _ := json.Marshal(walked)
-				cj, _ := json.Marshal(converted)
-				t.Errorf("%s: the builds with and without the walker differ\nwalker:    %s\nconverter: %s", f, wj, cj)
-			}
+// TestPodWalkSameObjects: FromObjects types every capture the same with the
+// walker and with the converter alone.
+func TestPodWalkSameObjects(t *testing.T) {
+	defer func(v bool) { podWalkEnabled = v }(podWalkEnabled)
+	for _, f := range captureFiles(t) {
+		objs := captureObjects(t, f)
+		podWalkEnabled = true
+		walked := FromObjects(objs)
+		podWalkEnabled = false
+		converted := FromObjects(objs)
+		if !reflect.DeepEqual(walked, converted) {
+			wj, _ := json.Marshal(walked)
+			cj, _ := json.Marshal(converted)
+			t.Errorf("%s: with and without the walker differ\nwalker:    %s\nconverter: %s", f, wj, cj)
 		}
 	}
 }
 
-// TestPodWalkUnreadContainerFields: malformed container fields Build never
-// reads (ports, probes, image, …) do not make the pod unreadable, with or
-// without the walker.
+// TestPodWalkUnreadContainerFields: malformed container fields nothing reads
+// (ports, probes, image, …) do not make the pod unreadable, with or without
+// the walker, nor on the JSON path.
 func TestPodWalkUnreadContainerFields(t *testing.T) {
-	defer func(v bool) { bldPodWalkEnabled = v }(bldPodWalkEnabled)
+	defer func(v bool) { podWalkEnabled = v }(podWalkEnabled)
 	u := &unstructured.Unstructured{Object: podWalkDecode(t, `{"apiVersion":"v1","kind":"Pod",
 		"metadata":{"name":"w","namespace":"ns","labels":{"nvidia.com/dynamo-graph-deployment-name":"d"}},
 		"spec":{"volumes":"bogus","containers":[{"name":"main","image":5,"ports":"bogus","livenessProbe":3,"readinessProbe":[1],
@@ -681,41 +629,44 @@ func TestPodWalkUnreadContainerFields(t *testing.T) {
 			"command":["python3","-m","dynamo.vllm"],"env":[{"name":"A","value":"1"}],
 			"resources":{"limits":{"nvidia.com/gpu":"2"}}}]},
 		"status":{"phase":"Running","containerStatuses":"bogus","hostIP":7}}`)}
-	if _, ok := bldWalkPod(u.Object); !ok {
+	if _, ok := walkPod(u.Object); !ok {
 		t.Error("the walker gave up on a pod with malformed unread fields")
 	}
-	var pods [2]*bldPod
+	var pods [3]*raw.Pod
 	for i, walk := range []bool{true, false} {
-		bldPodWalkEnabled = walk
-		p, err := bldConvertPod(u)
-		if err != nil {
-			t.Fatalf("walker %v: %v", walk, err)
-		}
-		if p.main == nil || p.main.Name != "main" || len(p.main.Command) != 3 || len(p.main.Env) != 1 {
-			t.Fatalf("walker %v: main container %+v", walk, p.main)
-		}
-		if q := p.main.Resources.Limits["nvidia.com/gpu"]; q.Value() != 2 {
-			t.Errorf("walker %v: gpus %v", walk, q.String())
-		}
-		pods[i] = p
+		podWalkEnabled = walk
+		pods[i] = FromObject(u.Object).Pods[0]
 	}
-	if !reflect.DeepEqual(pods[0], pods[1]) {
-		t.Errorf("with and without the walker differ:\n%+v\n%+v", pods[0], pods[1])
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods[2] = jsonObjects(t, data).Pods[0]
+	for i, p := range pods {
+		if p.Invalid != "" {
+			t.Fatalf("path %d: %s", i, p.Invalid)
+		}
+		if c := p.Spec.Containers; len(c) != 1 || c[0].Name != "main" || len(c[0].Command) != 3 || len(c[0].Env) != 1 || c[0].Resources.Limits["nvidia.com/gpu"] != "2" {
+			t.Fatalf("path %d: containers %+v", i, c)
+		}
+		if !reflect.DeepEqual(p, pods[0]) {
+			t.Errorf("path %d differs:\n%+v\n%+v", i, p, pods[0])
+		}
 	}
 }
 
 // TestPodWalkCoversTypes: the walker reads every field of the types
-// bldPodWire converts into, so that a new field in k8s.io/api (read by the
-// converter) fails here instead of being silently dropped. Update the walker
-// and this list together.
+// podWire converts into, so that a new field in k8s.io/api (read by the
+// converter) fails here instead of being silently dropped. Update the walker,
+// the JSON reader (pod_json.go) and this list together.
 func TestPodWalkCoversTypes(t *testing.T) {
-	var w bldPodWire
+	var w podWire
 	read := map[reflect.Type][]string{
 		reflect.TypeOf(w):                              {"metadata", "spec", "status"},
 		reflect.TypeOf(w.Metadata):                     {"name", "namespace", "labels", "annotations"},
 		reflect.TypeOf(w.Spec):                         {"nodeName", "containers", "initContainers"},
 		reflect.TypeOf(w.Status):                       {"phase", "podIP", "podIPs", "conditions"},
-		reflect.TypeOf(bldContainerWire{}):             {"name", "command", "args", "env", "envFrom", "resources", "restartPolicy"},
+		reflect.TypeOf(containerWire{}):                {"name", "command", "args", "env", "envFrom", "resources", "restartPolicy"},
 		reflect.TypeOf(corev1.EnvVar{}):                {"name", "value", "valueFrom"},
 		reflect.TypeOf(corev1.EnvVarSource{}):          {"fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"},
 		reflect.TypeOf(corev1.ObjectFieldSelector{}):   {"apiVersion", "fieldPath"},
@@ -780,8 +731,8 @@ func TestPodWalkCoversTypes(t *testing.T) {
 
 // FuzzPodWalkMatchesConverter: on any JSON object (decoded by both capture
 // decoders) the walker never panics, agrees with the converter whenever it
-// accepts, and gives up whenever the converter fails; bldConvertPod gives the
-// same result with and without it.
+// accepts, and gives up whenever the converter fails; convertPodTree gives
+// the same result with and without it.
 func FuzzPodWalkMatchesConverter(f *testing.F) {
 	f.Add([]byte(podWalkGPUWorker))
 	f.Add([]byte(podWalkScaleWorker))
@@ -790,7 +741,7 @@ func FuzzPodWalkMatchesConverter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var objs []map[string]any
-		if m, err := capture.DecodeJSONObject(data); err == nil {
+		if m, err := JSONObject(data); err == nil {
 			objs = append(objs, m)
 		}
 		if end, ok := jsonscan.Validate(data, 0); ok && jsonscan.SkipWS(data, end) == len(data) {
@@ -799,18 +750,17 @@ func FuzzPodWalkMatchesConverter(f *testing.F) {
 				objs = append(objs, m)
 			}
 		}
-		defer func(v bool) { bldPodWalkEnabled = v }(bldPodWalkEnabled)
+		defer func(v bool) { podWalkEnabled = v }(podWalkEnabled)
 		for _, m := range objs {
 			podWalkCheck(t, "fuzz", m)
-			u := &unstructured.Unstructured{Object: m}
-			bldPodWalkEnabled = true
-			p1, err1 := bldConvertPod(u)
-			bldPodWalkEnabled = false
-			p2, err2 := bldConvertPod(u)
+			podWalkEnabled = true
+			p1, err1 := convertPodTree(m)
+			podWalkEnabled = false
+			p2, err2 := convertPodTree(m)
 			// Only whether it fails: the converter's message may name any of
 			// several bad values (it ranges over maps).
 			if !reflect.DeepEqual(p1, p2) || (err1 == nil) != (err2 == nil) {
-				t.Errorf("bldConvertPod differs with the walker: %+v (%v) vs %+v (%v)", p1, err1, p2, err2)
+				t.Errorf("convertPodTree differs with the walker: %+v (%v) vs %+v (%v)", p1, err1, p2, err2)
 			}
 		}
 	})
@@ -827,7 +777,7 @@ func BenchmarkPodConvert(b *testing.B) {
 		b.Run(p.name+"/walker", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := bldWalkPod(p.obj); !ok {
+				if _, ok := walkPod(p.obj); !ok {
 					b.Fatal("the walker gave up")
 				}
 			}
