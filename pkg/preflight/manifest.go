@@ -27,8 +27,13 @@ type component struct {
 	nodes     int32
 	multinode bool
 	pod       corev1.PodSpec
-	// packDomain is the component's topologyConstraint.packDomain.
-	packDomain string
+	// packDomain is the component's topologyConstraint.packDomain;
+	// constrained is true when the component has a topologyConstraint at all
+	// (an empty one included, which the schema rejects).
+	packDomain  string
+	constrained bool
+	// grove is what decides the component's Grove names.
+	grove groveShape
 	// gpus is the pod's nvidia.com/gpu request.
 	gpus int64
 	// minAvailable is set in the manifest (Grove only).
@@ -54,7 +59,48 @@ type componentWire struct {
 	TopologyConstraint *struct {
 		PackDomain string `json:"packDomain"`
 	} `json:"topologyConstraint"`
+	// Experimental is the v1beta1 component's experimental block.
+	Experimental *struct {
+		GPUMemoryService *gmsWire      `json:"gpuMemoryService"`
+		Failover         *failoverWire `json:"failover"`
+		Grove            *struct {
+			ForceScalingGroup *bool `json:"forceScalingGroup"`
+		} `json:"grove"`
+	} `json:"experimental"`
+	// GPUMemoryService and Failover are the v1alpha1 service's (with an
+	// enabled flag).
+	GPUMemoryService *gmsWire      `json:"gpuMemoryService"`
+	Failover         *failoverWire `json:"failover"`
 }
+
+// gmsWire is a GPU memory service block: v1beta1 opts in by its presence,
+// v1alpha1 by enabled: true. Modes are IntraPod/InterPod (older releases
+// wrote intraPod/interPod; compared ignoring case).
+type gmsWire struct {
+	Enabled *bool  `json:"enabled"`
+	Mode    string `json:"mode"`
+}
+
+// failoverWire is a failover block, shaped like gmsWire plus numShadows.
+type failoverWire struct {
+	Enabled    *bool  `json:"enabled"`
+	Mode       string `json:"mode"`
+	NumShadows int32  `json:"numShadows"`
+}
+
+// on reports whether a v1beta1 (present) or v1alpha1 (enabled: true) block
+// opts the component in.
+func (g *gmsWire) on(alpha bool) bool {
+	return g != nil && (!alpha || g.Enabled != nil && *g.Enabled)
+}
+
+func (f *failoverWire) on(alpha bool) bool {
+	return f != nil && (!alpha || f.Enabled != nil && *f.Enabled)
+}
+
+// interPod reports whether a mode names the inter-pod layout. The CRD
+// defaults an empty mode to IntraPod.
+func interPod(mode string) bool { return strings.EqualFold(mode, "InterPod") }
 
 // alphaResources is the v1alpha1 resources block ({requests,limits}: {cpu,
 // memory, gpu, custom}); gpu becomes nvidia.com/gpu on the main container.
@@ -83,6 +129,7 @@ const gpuResource corev1.ResourceName = "nvidia.com/gpu"
 // sorted by name). Problems go to bad as field errors.
 func components(u *unstructured.Unstructured, bad func(path, msg string)) []*component {
 	spec, _ := u.Object["spec"].(map[string]any)
+	alpha := strings.HasSuffix(u.GetAPIVersion(), "/v1alpha1")
 	var out []*component
 	add := func(name, path string, raw any) {
 		var w componentWire
@@ -105,8 +152,9 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 		}
 		c.minAvailable = len(w.MinAvailable) > 0 && string(w.MinAvailable) != "null"
 		if w.TopologyConstraint != nil {
-			c.packDomain = w.TopologyConstraint.PackDomain
+			c.packDomain, c.constrained = w.TopologyConstraint.PackDomain, true
 		}
+		c.grove = groveShapeOf(c, &w, alpha)
 		if w.PodTemplate != nil {
 			c.pod = *w.PodTemplate.Spec.DeepCopy()
 		}
@@ -145,6 +193,24 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 		}
 	}
 	return out
+}
+
+// groveShapeOf reads what decides a component's Grove names.
+func groveShapeOf(c *component, w *componentWire, alpha bool) groveShape {
+	g := groveShape{name: c.name, nodes: 1}
+	if c.multinode {
+		g.nodes = c.nodes
+	}
+	gms := w.GPUMemoryService
+	if !alpha {
+		gms = nil
+		if x := w.Experimental; x != nil {
+			gms = x.GPUMemoryService
+			g.forceScalingGroup = x.Grove != nil && x.Grove.ForceScalingGroup != nil && *x.Grove.ForceScalingGroup
+		}
+	}
+	g.interPodGMS = gms.on(alpha) && interPod(gms.Mode)
+	return g
 }
 
 // applyAlphaResources puts the v1alpha1 gpu request/limit on the main container.

@@ -127,7 +127,25 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	c.comps = components(u, func(path, msg string) {
 		readProblems = append(readProblems, problem{FindingInvalidManifest, path, msg})
 	})
-	problems := slices.Concat(readProblems, validateManifest(u, c.comps))
+	var topologies []*unstructured.Unstructured
+	if cl != nil {
+		topologies = cl.Topologies
+	}
+	m, err := buildModel(u, c.comps, topologies)
+	// The webhook's rules follow the release the manifest is checked for
+	// (pkg/behavior): its images, else --dynamo-version, else the newest.
+	var rel behavior.Release
+	if err == nil && m.dep != nil {
+		rd, rerr := behavior.ReadPlanned(m.snap, m.dep, dynamoVersion)
+		if rerr != nil {
+			rd, _ = behavior.ReadPlanned(m.snap, m.dep, "")
+		}
+		c.rd, c.dynamoVersion = rd, dynamoVersion
+		rel = rd.Release.Release
+	} else if r, perr := behavior.ParseRelease(dynamoVersion); perr == nil {
+		rel = r
+	}
+	problems := slices.Concat(readProblems, validateManifest(u, c.comps, rel))
 	policyBroken := false
 	for _, p := range problems {
 		id := p.id
@@ -135,11 +153,6 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 			"fix "+p.path+" in the manifest", c.dgdObject())
 		policyBroken = policyBroken || id == FindingInvalidPolicy
 	}
-	var topologies []*unstructured.Unstructured
-	if cl != nil {
-		topologies = cl.Topologies
-	}
-	m, err := buildModel(u, c.comps, topologies)
 	if err != nil || m.dep == nil {
 		c.notes = append(c.notes, model.Note{Severity: model.NoteWarning, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
 			Message: fmt.Sprintf("the deployment could not be modelled (%v): roles and the policy are unknown", err)})
@@ -148,12 +161,7 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	c.m = m
 	d := m.dep
 	c.dr.RouterMode = d.Router.Mode
-	rd, err := behavior.ReadPlanned(m.snap, d, dynamoVersion)
-	if err != nil {
-		rd, _ = behavior.ReadPlanned(m.snap, d, "")
-	}
-	c.rd, c.dynamoVersion = rd, dynamoVersion
-	c.dr.Dynamo = rd.Release.Model()
+	c.dr.Dynamo = c.rd.Release.Model()
 	if p := d.Policy; p != nil {
 		c.dr.Policy = &model.PolicySummary{Domain: p.Domain, Enforcement: string(p.Enforcement), PreferredWeight: p.PreferredWeight,
 			Mode: string(p.Mode), LabelKey: p.LabelKey, ClusterTopologyName: p.ClusterTopologyName}
