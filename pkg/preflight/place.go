@@ -42,8 +42,8 @@ func (c *checker) place() {
 			for _, r := range slices.Sorted(maps.Keys(reasons)) {
 				rs = append(rs, fmt.Sprintf("%d: %s", reasons[r], r))
 			}
-			c.add(FindingReplicasUnschedulable, model.SeverityError, Certain, "",
-				fmt.Sprintf("component %s: none of the %d nodes can run its pods (%s): all %s stay Pending", k.name, len(c.cl.Nodes), strings.Join(rs, ", "), plural(int64(k.replicas), "replica", "replicas")),
+			c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), "",
+				fmt.Sprintf("component %s: none of the %s can run its pods (%s): all %s stay Pending%s", k.name, c.nodesPhrase(), strings.Join(rs, ", "), plural(int64(k.replicas), "replica", "replicas"), c.partialCaveat()),
 				"fix the component's nodeSelector, affinity or tolerations, or its nvidia.com/gpu request", c.dgdObject())
 			continue
 		}
@@ -66,9 +66,9 @@ func (c *checker) place() {
 			if dom != "" {
 				where = fmt.Sprintf("in %s %s", c.policy.Domain, dom)
 			}
-			c.add(FindingReplicasUnschedulable, model.SeverityError, Certain, dom,
-				fmt.Sprintf("component %s: %d of %d replicas fit: each pod requests %s %s, and the %s it may use %s have %d free (allocatable minus what running pods request): the rest stay Pending",
-					k.name, fit, k.replicas, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), replicaShape(k), plural(int64(len(el)), "node", "nodes"), where, free),
+			c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), dom,
+				fmt.Sprintf("component %s: %d of %d replicas fit: each pod requests %s %s, and the %s it may use %s have %d free (allocatable minus what running pods request): the rest stay Pending%s",
+					k.name, fit, k.replicas, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), replicaShape(k), plural(int64(len(el)), "node", "nodes"), where, free, c.partialCaveat()),
 				"lower the component's replicas or GPUs, widen its node constraints, or add GPU nodes there", c.dgdObject())
 		}
 		if k.multinode && c.policy != nil && c.nodeKey != "" {
@@ -87,8 +87,8 @@ func (c *checker) place() {
 				if c.packsDomain(k.packDomain) || c.packsDomain(c.dr.PackDomain) {
 					sev, what = model.SeverityError, "and the component's packDomain requires one: its replicas stay Pending"
 				}
-				c.add(FindingMultinodeReplicaExceedsDomain, sev, Certain, "",
-					fmt.Sprintf("component %s: one replica needs %d nodes with %s free each, and no %s has that room on the nodes it may use, %s", k.name, k.nodes, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), c.policy.Domain, what),
+				c.add(FindingMultinodeReplicaExceedsDomain, sev, c.nodeCertainty(), "",
+					fmt.Sprintf("component %s: one replica needs %d nodes with %s free each, and no %s has that room on the nodes it may use, %s%s", k.name, k.nodes, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), c.policy.Domain, what, c.partialCaveat()),
 					fmt.Sprintf("give every %s enough GPU nodes for a whole replica, or lower multinode.nodeCount (more GPUs per node)", c.policy.Domain), c.dgdObject())
 			}
 		}
@@ -192,8 +192,8 @@ func (c *checker) placeTogether() {
 			}
 		}
 		if need > best {
-			c.add(FindingReplicasUnschedulable, model.SeverityError, Certain, "",
-				fmt.Sprintf("spec.topologyConstraint.packDomain %s puts every pod of the deployment in one %s, and they request %d nvidia.com/gpu; the %s with the most room (%s) has %d free: the deployment stays Pending", pd, pd, need, pd, noneIfEmpty(bestVal), best),
+			c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), "",
+				fmt.Sprintf("spec.topologyConstraint.packDomain %s puts every pod of the deployment in one %s, and they request %d nvidia.com/gpu; the %s with the most room (%s) has %d free: the deployment stays Pending%s", pd, pd, need, pd, noneIfEmpty(bestVal), best, c.partialCaveat()),
 				"pack at a broader domain, or lower replicas", c.dgdObject())
 		}
 	}
@@ -292,8 +292,8 @@ func (c *checker) checkDomainLabel() {
 		}
 	}
 	if with == 0 {
-		c.add(FindingDomainLabelMissing, model.SeverityError, Certain, "",
-			fmt.Sprintf("no node carries the label %s that kvTransferPolicy reads for %s: the operator cannot copy a value to any worker pod, so every worker waits for /etc/dynamo/topology/%s and exits after 30 s", c.nodeKey, c.policy.Domain, c.policy.Domain),
+		c.add(FindingDomainLabelMissing, model.SeverityError, c.nodeCertainty(), "",
+			fmt.Sprintf("none of the %s carries the label %s that kvTransferPolicy reads for %s: the operator cannot copy a value to any worker pod, so every worker waits for /etc/dynamo/topology/%s and exits after 30 s%s", c.nodesPhrase(), c.nodeKey, c.policy.Domain, c.policy.Domain, c.partialCaveat()),
 			fmt.Sprintf("label the GPU nodes (kubectl label node NODE %s=VALUE), or fix the policy's labelKey / topology level", c.nodeKey), c.dgdObject())
 		c.policy = nil
 		return
@@ -421,6 +421,9 @@ func (c *checker) domains() {
 			cert, how := Possible, "can land"
 			if pc {
 				cert, how = Certain, "lands"
+				if !c.manifestDecides(prefill, decode, v) {
+					cert = c.nodeCertainty()
+				}
 			}
 			var what string
 			if len(decode) > 0 {
@@ -439,7 +442,11 @@ func (c *checker) domains() {
 		case len(pn) > 0 && !dc:
 			uncertain = append(uncertain, v)
 		case len(dn) > 0 && len(pn) == 0 && dc:
-			c.add(analysis.FindingDecodeDomainWithoutPrefill, model.SeverityWarning, Certain, v,
+			cert := Certain
+			if !c.manifestDecides(decode, prefill, v) {
+				cert = c.nodeCertainty()
+			}
+			c.add(analysis.FindingDecodeDomainWithoutPrefill, model.SeverityWarning, cert, v,
 				fmt.Sprintf("%s %s: decode (%s) lands there and no prefill component can: under required enforcement those decode workers get no request, under preferred only cross-domain ones", dom, v, strings.Join(dn, ", ")),
 				fmt.Sprintf("add prefill capacity in %s=%s, or move the decode replicas to values that have prefill", dom, v), c.dgdObject())
 		}
@@ -479,6 +486,56 @@ func (c *checker) domains() {
 			}
 		}
 	}
+}
+
+// nodeCertainty is the certainty of a finding that rests on the nodes read:
+// certain when they are all of the cluster's, possible when some may be
+// missing (a capture holds only the nodes its deployments ran on).
+func (c *checker) nodeCertainty() Certainty {
+	if c.cl == nil || c.cl.NodesComplete {
+		return Certain
+	}
+	return Possible
+}
+
+// nodesPhrase names the nodes a finding was decided on.
+func (c *checker) nodesPhrase() string {
+	if c.cl.NodesComplete {
+		return plural(int64(len(c.cl.Nodes)), "node", "nodes")
+	}
+	return plural(int64(len(c.cl.Nodes)), "node", "nodes") + " the capture holds"
+}
+
+// partialCaveat says, on a finding that rests on absent nodes, that the
+// capture may not hold them all.
+func (c *checker) partialCaveat() string {
+	if c.cl == nil || c.cl.NodesComplete {
+		return ""
+	}
+	return " (possible: a capture holds only the nodes its deployments' pods ran on; give --nodes-from a full node list, kubectl get nodes -o yaml, for a certain answer)"
+}
+
+// manifestDecides reports whether the manifest alone puts one side (here:
+// its components pinned to value v of the transfer domain by nodeSelector or
+// required node affinity) in v and keeps every component of the other side
+// out of it, whatever nodes the cluster has.
+func (c *checker) manifestDecides(here, other []roleComp, v string) bool {
+	pinned := false
+	for _, r := range here {
+		if vals, ok := pinnedValues(&r.k.pod, c.nodeKey); ok && len(vals) == 1 && vals[0] == v {
+			pinned = true
+		}
+	}
+	if !pinned {
+		return false
+	}
+	for _, r := range other {
+		vals, ok := pinnedValues(&r.k.pod, c.nodeKey)
+		if !ok || slices.Contains(vals, v) {
+			return false
+		}
+	}
+	return true
 }
 
 // roleComp is a prefill or decode component and the values it can land in.

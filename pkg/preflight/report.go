@@ -60,6 +60,9 @@ type ClusterSummary struct {
 	// Source is "kubernetes" (live) or "capture" (--nodes-from).
 	Source string `json:"source"`
 	Nodes  int    `json:"nodes"`
+	// Partial is true when the nodes may be only some of the cluster's (a
+	// capture): findings that rest on a node being absent are possible.
+	Partial bool `json:"partial,omitempty"`
 	// GPUNodes have allocatable nvidia.com/gpu.
 	GPUNodes int `json:"gpuNodes"`
 	// AllocatableGPUs and RequestedGPUs sum nvidia.com/gpu over the nodes; the

@@ -209,26 +209,48 @@ func (o *Options) readCapture(path string, exclude []string) (*preflight.Cluster
 	if err != nil {
 		return nil, err
 	}
-	return o.captureCluster(b, path, exclude), nil
+	return o.captureCluster(b, path, exclude)
 }
 
-func (o *Options) captureCluster(b *raw.Bundle, path string, exclude []string) *preflight.Cluster {
+// captureCluster is the cluster a --nodes-from file describes. A file
+// written by kubectl dynamo capture (it records when it was collected) holds
+// only the nodes its deployments' pods ran on, so findings that rest on a node
+// being absent are possible; any other file (kubectl get nodes -o yaml) is
+// taken as the full node list. A file without a Node is an error: every
+// component would be predicted unschedulable.
+func (o *Options) captureCluster(b *raw.Bundle, path string, exclude []string) (*preflight.Cluster, error) {
 	var objs []*unstructured.Unstructured
-	hasNodes := false
+	nodes := 0
 	for _, u := range b.Objects {
 		objs = append(objs, flatten(u)...)
 	}
 	for _, u := range objs {
-		hasNodes = hasNodes || u.GetKind() == "Node"
+		if u.GetKind() == "Node" && u.GetAPIVersion() == "v1" {
+			nodes++
+		}
+	}
+	if nodes == 0 {
+		return nil, cmdutil.WithHint(fmt.Errorf("--nodes-from %s holds no Node (apiVersion v1, kind Node): there is nothing to place the components on", path),
+			"Try: kubectl get nodes -o yaml > nodes.yaml (every node), or kubectl dynamo capture > capture.yaml (the nodes Dynamo pods run on); or check the manifests only with --no-cluster")
 	}
 	cl := preflight.NewCluster(objs, exclude)
 	cl.Source = model.SourceStatus{Kind: model.SourceCapture, Detail: path, At: b.CollectedAt}
-	cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteInfo, Source: model.SourceCapture,
-		Message: "a capture holds the nodes its deployments' pods ran on and only those pods: nodes without Dynamo pods and GPUs requested by other workloads are not known"})
-	if !hasNodes {
-		cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceCapture, Message: "the capture holds no Node: every component is predicted unschedulable"})
+	if !b.CollectedAt.IsZero() {
+		cl.NodesComplete = false
+		cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteInfo, Source: model.SourceCapture,
+			Message: "a capture holds the nodes its deployments' pods ran on and only those pods: nodes without Dynamo pods and GPUs requested by other workloads are not known, so a finding that rests on a node being absent is possible, not certain"})
+	} else {
+		cl.Notes = append(cl.Notes, model.Note{Severity: model.NoteInfo, Source: model.SourceCapture,
+			Message: fmt.Sprintf("%s is not a kubectl dynamo capture: its %s are taken as all of the cluster's nodes", path, plural(nodes, "Node", "Nodes"))})
 	}
-	return cl
+	return cl, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func flatten(u *unstructured.Unstructured) []*unstructured.Unstructured {
