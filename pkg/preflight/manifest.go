@@ -126,7 +126,7 @@ type alphaExtraPodSpec struct {
 const gpuResource corev1.ResourceName = "nvidia.com/gpu"
 
 // components reads the DGD's components in manifest order (v1alpha1 services
-// sorted by name). Problems go to bad as field errors.
+// sorted by name). Parts that cannot be read into their shape go to bad.
 func components(u *unstructured.Unstructured, bad func(path, msg string)) []*component {
 	spec, _ := u.Object["spec"].(map[string]any)
 	alpha := strings.HasSuffix(u.GetAPIVersion(), "/v1alpha1")
@@ -136,7 +136,7 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 		if raw != nil {
 			data, _ := json.Marshal(raw)
 			if err := json.Unmarshal(data, &w); err != nil {
-				bad(path, fmt.Sprintf("cannot be read: %v", err))
+				bad(path, decodeError(err))
 				return
 			}
 		}
@@ -161,7 +161,7 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 		if len(w.ExtraPodSpec) > 0 && string(w.ExtraPodSpec) != "null" {
 			var x alphaExtraPodSpec
 			if err := json.Unmarshal(w.ExtraPodSpec, &x); err != nil {
-				bad(path+".extraPodSpec", fmt.Sprintf("cannot be read: %v", err))
+				bad(path+".extraPodSpec", decodeError(err))
 			} else {
 				c.pod = x.PodSpec
 				if x.MainContainer != nil {

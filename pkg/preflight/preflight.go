@@ -123,9 +123,13 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	u := man.Object
 	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}}
 	c.dr = DeploymentReport{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Source: man.Source, Components: []ComponentReport{}}
+	// Strict decoding first (kubectl apply's default): an unknown field or a
+	// wrong type is reported where it is, and the parts it breaks are not
+	// reported again as unreadable.
+	strict := strictProblems(u.Object, strings.TrimPrefix(u.GetAPIVersion(), "nvidia.com/"))
 	var readProblems []problem
 	c.comps = components(u, func(path, msg string) {
-		readProblems = append(readProblems, problem{FindingInvalidManifest, path, msg})
+		readProblems = append(readProblems, problem{id: FindingInvalidManifest, path: path, msg: msg, decode: true})
 	})
 	var topologies []*unstructured.Unstructured
 	if cl != nil {
@@ -145,12 +149,18 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	} else if r, perr := behavior.ParseRelease(dynamoVersion); perr == nil {
 		rel = r
 	}
-	problems := slices.Concat(readProblems, validateManifest(u, c.comps, rel))
+	problems := slices.Concat(strict, readProblems, validateManifest(u, c.comps, rel))
 	policyBroken := false
 	for _, p := range problems {
+		if p.decode && slices.ContainsFunc(strict, func(s problem) bool { return s.path == p.path || strings.HasPrefix(s.path, p.path+".") || strings.HasPrefix(s.path, p.path+"[") }) {
+			continue
+		}
 		id := p.id
-		c.add(id, model.SeverityError, Certain, "", fmt.Sprintf("%s: %s: the API server or the Dynamo operator's admission webhook rejects the DynamoGraphDeployment", p.path, p.msg),
-			"fix "+p.path+" in the manifest", c.dgdObject())
+		msg := fmt.Sprintf("%s: %s: the API server or the Dynamo operator's admission webhook rejects the DynamoGraphDeployment", p.path, p.msg)
+		if p.strict {
+			msg = fmt.Sprintf("%s: %s (kubectl apply and the API server reject the DynamoGraphDeployment: strict field validation)", p.path, p.msg)
+		}
+		c.add(id, model.SeverityError, Certain, "", msg, cmp.Or(p.hint, "fix "+p.path+" in the manifest"), c.dgdObject())
 		policyBroken = policyBroken || id == FindingInvalidPolicy
 	}
 	if err != nil || m.dep == nil {
@@ -162,6 +172,7 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	d := m.dep
 	c.dr.RouterMode = d.Router.Mode
 	c.dr.Dynamo = c.rd.Release.Model()
+	c.dr.PolicyInvalid = policyBroken
 	if p := d.Policy; p != nil {
 		c.dr.Policy = &model.PolicySummary{Domain: p.Domain, Enforcement: string(p.Enforcement), PreferredWeight: p.PreferredWeight,
 			Mode: string(p.Mode), LabelKey: p.LabelKey, ClusterTopologyName: p.ClusterTopologyName}

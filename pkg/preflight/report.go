@@ -80,6 +80,9 @@ type DeploymentReport struct {
 	// Source is the manifest file (or "-" for stdin) the DGD came from.
 	Source string               `json:"source,omitempty"`
 	Policy *model.PolicySummary `json:"policy,omitempty"`
+	// PolicyInvalid is true when the manifest's kvTransferPolicy is rejected
+	// (InvalidPolicy): it is then not used for the domain prediction.
+	PolicyInvalid bool `json:"policyInvalid,omitempty"`
 	// NodeLabelKey is the node label holding the transfer domain's value, when
 	// known.
 	NodeLabelKey string `json:"nodeLabelKey,omitempty"`

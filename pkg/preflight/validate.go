@@ -32,6 +32,12 @@ const (
 // problem is one rejected field.
 type problem struct {
 	id, path, msg string
+	// strict marks a strict-decoding problem (an unknown field, a wrong
+	// type: the API server rejects those itself); decode one a part that
+	// could not be read into its shape, which a strict problem explains.
+	strict, decode bool
+	// hint replaces the default "fix PATH in the manifest".
+	hint string
 }
 
 // policyWire is spec.experimental.kvTransferPolicy as written.
@@ -70,10 +76,8 @@ func validateManifest(u *unstructured.Unstructured, comps []*component, rel beha
 		bad(FindingInvalidManifest, "spec", "is required")
 		return out
 	}
-	if v, has := spec["backendFramework"]; has {
-		if s, _ := v.(string); !slices.Contains(backends, s) {
-			bad(FindingInvalidManifest, "spec.backendFramework", "%v is not one of %s", v, strings.Join(backends, ", "))
-		}
+	if s, ok := spec["backendFramework"].(string); ok && !slices.Contains(backends, s) {
+		bad(FindingInvalidManifest, "spec.backendFramework", "%q is not one of %s", s, strings.Join(backends, ", "))
 	}
 	switch version {
 	case "v1beta1":
@@ -179,14 +183,14 @@ func validateTopologyConstraint(spec map[string]any, comps []*component, version
 		if c.constrained && !domainRe.MatchString(c.packDomain) {
 			// The CRD: a component topologyConstraint requires packDomain,
 			// matching the domain pattern ({} fails it too).
-			out = append(out, problem{FindingInvalidManifest, c.path + ".topologyConstraint.packDomain", fmt.Sprintf("%q must match %s (a component topologyConstraint needs its packDomain; remove the block to leave the component unconstrained)", c.packDomain, domainRe.String())})
+			out = append(out, problem{id: FindingInvalidManifest, path: c.path + ".topologyConstraint.packDomain", msg: fmt.Sprintf("%q must match %s (a component topologyConstraint needs its packDomain; remove the block to leave the component unconstrained)", c.packDomain, domainRe.String())})
 		}
 	}
 	if !hasTC && !anyComponent {
 		return out
 	}
 	if !hasTC {
-		return append(out, problem{FindingInvalidManifest, "spec.topologyConstraint", "is required when any component topology constraint is set"})
+		return append(out, problem{id: FindingInvalidManifest, path: "spec.topologyConstraint", msg: "is required when any component topology constraint is set"})
 	}
 	nameField := "clusterTopologyName"
 	if version == "v1alpha1" {
@@ -194,7 +198,7 @@ func validateTopologyConstraint(spec map[string]any, comps []*component, version
 	}
 	if s, _ := tc[nameField].(string); s == "" {
 		if s2, _ := tc["clusterTopologyName"].(string); s2 == "" {
-			out = append(out, problem{FindingInvalidManifest, "spec.topologyConstraint." + nameField, "is required: it names the Grove ClusterTopologyBinding whose levels packDomain refers to"})
+			out = append(out, problem{id: FindingInvalidManifest, path: "spec.topologyConstraint." + nameField, msg: "is required: it names the Grove ClusterTopologyBinding whose levels packDomain refers to"})
 		}
 	}
 	if pd, _ := tc["packDomain"].(string); pd == "" {
@@ -204,11 +208,11 @@ func validateTopologyConstraint(spec map[string]any, comps []*component, version
 		case era.Key == behavior.EraEveryComponent:
 			for _, c := range comps {
 				if !c.constrained {
-					out = append(out, problem{FindingInvalidManifest, c.path + ".topologyConstraint", "is required because spec.topologyConstraint.packDomain is not set (" + cite + ")"})
+					out = append(out, problem{id: FindingInvalidManifest, path: c.path + ".topologyConstraint", msg: "is required because spec.topologyConstraint.packDomain is not set (" + cite + ")"})
 				}
 			}
 		case !anyComponent:
-			out = append(out, problem{FindingInvalidManifest, "spec.topologyConstraint.packDomain", "is required when no component topologyConstraint is set (" + cite + ")"})
+			out = append(out, problem{id: FindingInvalidManifest, path: "spec.topologyConstraint.packDomain", msg: "is required when no component topologyConstraint is set (" + cite + ")"})
 		}
 	}
 	return out
@@ -230,7 +234,7 @@ func validatePolicy(spec map[string]any, grove bool) (out []problem) {
 	}
 	var p policyWire
 	if err := convertAny(raw, &p); err != nil {
-		bad("", "cannot be read: %v", err)
+		out = append(out, problem{id: FindingInvalidPolicy, path: policyPath, msg: decodeError(err), decode: true})
 		return out
 	}
 	hasLabel := p.LabelKey != nil && *p.LabelKey != ""

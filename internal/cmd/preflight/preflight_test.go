@@ -40,6 +40,7 @@ func TestPreflightGolden(t *testing.T) {
 		"errors/no-filename":            {"--no-cluster"},
 		"errors/no-dgd":                 {"-f", "internal/cmd/preflight/testdata/upstream/README.md", "--no-cluster"},
 		"errors/both-sources":           {"-f", capacity, "--no-cluster", "--nodes-from", capture},
+		"strict/typos":                  {"-f", "internal/cmd/preflight/testdata/strict/typos.yaml", "--no-cluster"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

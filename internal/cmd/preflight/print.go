@@ -58,7 +58,7 @@ func (o *Options) print(r *preflight.Report) error {
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
 		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
-			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
+			st.Bold("Policy:"), policyLine(d.Policy, d.PolicyInvalid), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
 		if err := flush(); err != nil {
 			return err
 		}
@@ -173,8 +173,11 @@ func domainTable(d *preflight.DeploymentReport, cluster bool) *printers.Table {
 	return t
 }
 
-func policyLine(p *model.PolicySummary) string {
-	if p == nil {
+func policyLine(p *model.PolicySummary, invalid bool) string {
+	switch {
+	case invalid && p == nil:
+		return "invalid (InvalidPolicy; not used)"
+	case p == nil:
 		return "none (no kvTransferPolicy)"
 	}
 	s := orDash(p.Domain) + " " + orDash(p.Enforcement)
@@ -186,6 +189,9 @@ func policyLine(p *model.PolicySummary) string {
 		s += " (label " + p.LabelKey + ")"
 	case p.ClusterTopologyName != "":
 		s += " (topology " + p.ClusterTopologyName + ")"
+	}
+	if invalid {
+		s += ", invalid (InvalidPolicy; not used)"
 	}
 	return s
 }
