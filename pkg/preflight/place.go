@@ -37,7 +37,9 @@ func (c *checker) place() {
 		if k.replicas == 0 {
 			continue
 		}
+		c.alone[k.name] = k.replicas
 		if len(el) == 0 {
+			c.alone[k.name] = 0
 			var rs []string
 			for _, r := range slices.Sorted(maps.Keys(reasons)) {
 				rs = append(rs, fmt.Sprintf("%d: %s", reasons[r], r))
@@ -51,6 +53,7 @@ func (c *checker) place() {
 			continue
 		}
 		fit := fitAlone(k, el)
+		c.alone[k.name] = fit
 		if fit < k.replicas {
 			free := int64(0)
 			for _, n := range el {
@@ -141,9 +144,11 @@ func nodeValues(nodes []*Node, key string) []string {
 }
 
 // placeTogether places every component's replicas on the free GPUs in turn —
-// the most constrained first — and records how many fit; replicas that fit
-// alone but not together are a possible shortage. A deployment-level
-// packDomain must fit in one of its values.
+// the most constrained first — and records how many fit (the FITS column).
+// When some do not, checkJoint looks for node sets on which the components
+// that can only use them need more GPUs than are free: then no placement
+// fits them, and the shortfall is certain. A deployment-level packDomain must
+// fit in one of its values.
 func (c *checker) placeTogether() {
 	c.cl.reset()
 	defer c.cl.reset()
@@ -157,7 +162,7 @@ func (c *checker) placeTogether() {
 		el := c.eligible[k.name]
 		placed := placeReplicas(k, el)
 		fits[k.name] = placed
-		if k.gpus > 0 && placed < k.replicas && fitAlone(k, el) >= k.replicas {
+		if k.gpus > 0 && placed < k.replicas && c.alone[k.name] >= k.replicas {
 			short = append(short, fmt.Sprintf("%s (%d of %d)", k.name, placed, k.replicas))
 		}
 	}
@@ -165,7 +170,8 @@ func (c *checker) placeTogether() {
 		f := fits[c.dr.Components[i].Name]
 		c.dr.Components[i].Fits = &f
 	}
-	if len(short) > 0 {
+	c.cl.reset()
+	if len(short) > 0 && !c.checkJoint() {
 		c.add(FindingReplicasUnschedulable, model.SeverityWarning, Possible, "",
 			fmt.Sprintf("each component fits alone, but not all together on the free GPUs of the nodes they share: placed one after the other, %s fit", strings.Join(short, ", ")),
 			"add GPU nodes or lower replicas; the scheduler may place them differently, but the GPUs requested exceed what those nodes have free", c.dgdObject())
@@ -197,6 +203,168 @@ func (c *checker) placeTogether() {
 				"pack at a broader domain, or lower replicas", c.dgdObject())
 		}
 	}
+}
+
+// jointSet is a set of nodes and the components that may only use them.
+type jointSet struct {
+	nodes []*Node
+	comps []*component
+	need  int64
+	free  int64
+}
+
+// checkJoint applies Hall's condition to the GPUs: for candidate node sets
+// (each component's eligible nodes, each value of the transfer domain or the
+// zone label, and the unions of overlapping eligible sets), the components
+// whose eligible nodes all lie in the set need their replicas' GPUs there; when
+// that exceeds the set's free GPUs no placement fits them all, whatever the
+// scheduler does. It reports the smallest such sets, each with its shortfall
+// and its free GPUs per domain value, and returns whether it reported any.
+// (GPUs are counted as a whole: a set may also fail by fragmentation, which
+// the placement above shows as a possible shortage.)
+func (c *checker) checkJoint() bool {
+	var gpuComps []*component
+	for _, k := range c.comps {
+		if k.gpus > 0 && k.replicas > 0 && len(c.eligible[k.name]) > 0 {
+			gpuComps = append(gpuComps, k)
+		}
+	}
+	if len(gpuComps) == 0 {
+		return false
+	}
+	key := c.domainKey()
+	type cand = map[string]bool
+	var cands []cand
+	seen := map[string]bool{}
+	addCand := func(nodes []*Node) {
+		set := cand{}
+		for _, n := range nodes {
+			set[n.Name] = true
+		}
+		id := strings.Join(slices.Sorted(maps.Keys(set)), "\x00")
+		if len(set) > 0 && !seen[id] {
+			seen[id] = true
+			cands = append(cands, set)
+		}
+	}
+	var all []*Node
+	for _, k := range gpuComps {
+		addCand(c.eligible[k.name])
+		all = append(all, c.eligible[k.name]...)
+	}
+	for i, a := range gpuComps {
+		for _, b := range gpuComps[i+1:] {
+			if overlaps(c.eligible[a.name], c.eligible[b.name]) {
+				addCand(append(slices.Clone(c.eligible[a.name]), c.eligible[b.name]...))
+			}
+		}
+	}
+	addCand(all)
+	if key != "" {
+		for _, v := range nodeValues(all, key) {
+			var in []*Node
+			for _, n := range all {
+				if n.Labels[key] == v {
+					in = append(in, n)
+				}
+			}
+			addCand(in)
+		}
+	}
+	var bad []jointSet
+	for _, set := range cands {
+		js := jointSet{}
+		for _, n := range c.cl.Nodes {
+			if set[n.Name] {
+				js.nodes = append(js.nodes, n)
+				js.free = satAdd(js.free, n.Free())
+			}
+		}
+		for _, k := range gpuComps {
+			if !slices.ContainsFunc(c.eligible[k.name], func(n *Node) bool { return !set[n.Name] }) {
+				js.comps = append(js.comps, k)
+				js.need = satAdd(js.need, satMul(satMul(k.gpus, int64(max(k.nodes, 1))), int64(k.replicas)))
+			}
+		}
+		// A component short by itself has its own finding.
+		if js.need > js.free && !(len(js.comps) == 1 && c.alone[js.comps[0].name] < js.comps[0].replicas) {
+			bad = append(bad, js)
+		}
+	}
+	slices.SortStableFunc(bad, func(a, b jointSet) int { return cmp.Compare(len(a.nodes), len(b.nodes)) })
+	var reported []jointSet
+	for _, js := range bad {
+		superset := slices.ContainsFunc(reported, func(r jointSet) bool {
+			return !slices.ContainsFunc(r.nodes, func(n *Node) bool { return !slices.Contains(js.nodes, n) })
+		})
+		if superset {
+			continue
+		}
+		reported = append(reported, js)
+		c.reportJoint(js, key)
+	}
+	return len(reported) > 0
+}
+
+func overlaps(a, b []*Node) bool {
+	return slices.ContainsFunc(a, func(n *Node) bool { return slices.Contains(b, n) })
+}
+
+// domainKey is the node label the joint shortfall is broken down by: the
+// transfer domain's, else the zone label when the nodes carry it.
+func (c *checker) domainKey() string {
+	if c.nodeKey != "" {
+		return c.nodeKey
+	}
+	const zone = "topology.kubernetes.io/zone"
+	if slices.ContainsFunc(c.cl.Nodes, func(n *Node) bool { return n.Labels[zone] != "" }) {
+		return zone
+	}
+	return ""
+}
+
+// reportJoint raises the certain shortfall of one node set.
+func (c *checker) reportJoint(js jointSet, key string) {
+	var need []string
+	names := make([]string, 0, len(js.comps))
+	for _, k := range js.comps {
+		names = append(names, k.name)
+		need = append(need, fmt.Sprintf("%s %d × %s", k.name, k.replicas, plural(k.gpus*int64(max(k.nodes, 1)), "GPU", "GPUs")))
+	}
+	where := fmt.Sprintf("the %s they may use", plural(int64(len(js.nodes)), "node", "nodes"))
+	dom := ""
+	if key != "" {
+		vals := nodeValues(js.nodes, key)
+		free := map[string]int64{}
+		for _, n := range js.nodes {
+			free[n.Labels[key]] = satAdd(free[n.Labels[key]], n.Free())
+		}
+		var parts []string
+		for _, v := range vals {
+			parts = append(parts, fmt.Sprintf("%s %d free", noneIfEmpty(v), free[v]))
+		}
+		label := key
+		if c.policy != nil && key == c.nodeKey {
+			label = c.policy.Domain
+		}
+		if len(vals) == 1 && vals[0] != "" {
+			dom = vals[0]
+			where = fmt.Sprintf("the %s they may use, all in %s %s", plural(int64(len(js.nodes)), "node", "nodes"), label, dom)
+		} else {
+			where += fmt.Sprintf(" (%s: %s)", label, strings.Join(parts, ", "))
+		}
+	}
+	c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), dom,
+		fmt.Sprintf("%s need %d nvidia.com/gpu together (%s), and %s have %d free (allocatable minus what running pods request): %d short, so replicas stay Pending whatever the scheduler does%s",
+			joinAnd(names), js.need, strings.Join(need, ", "), where, js.free, js.need-js.free, c.partialCaveat()),
+		"lower the replicas or GPUs of these components, widen their node constraints, or add GPU nodes there", c.dgdObject())
+}
+
+func joinAnd(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // placeReplicas places k's replicas one after the other, each pod on the node

@@ -85,6 +85,9 @@ type checker struct {
 	values   map[string][]string
 	anyValue map[string]bool
 	eligible map[string][]*Node
+	// alone is how many replicas of each component fit on its nodes by
+	// itself (a component short alone has its own finding).
+	alone map[string]int32
 	// rd is how Dynamo will treat the deployment once it runs (pkg/behavior),
 	// at dynamoVersion (or the release its images tell).
 	rd            *behavior.Reading
@@ -121,7 +124,7 @@ func (c *checker) checkRoutingHealth() {
 
 func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport, []Finding, []model.Note) {
 	u := man.Object
-	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}}
+	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}, alone: map[string]int32{}}
 	c.dr = DeploymentReport{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Source: man.Source, Components: []ComponentReport{}}
 	// Strict decoding first (kubectl apply's default): an unknown field or a
 	// wrong type is reported where it is, and the parts it breaks are not
