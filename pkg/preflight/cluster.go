@@ -124,6 +124,9 @@ func convert(u *unstructured.Unstructured, dst any) error {
 // summary sums the cluster for the report.
 func (c *Cluster) summary() *ClusterSummary {
 	s := &ClusterSummary{Source: string(c.Source.Kind), Nodes: len(c.Nodes), Partial: !c.NodesComplete}
+	if c.Source.Kind == model.SourceCapture {
+		s.Detail = c.Source.Detail
+	}
 	for _, n := range c.Nodes {
 		if n.Allocatable > 0 {
 			s.GPUNodes++

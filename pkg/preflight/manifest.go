@@ -17,6 +17,26 @@ type Manifest struct {
 	Object *unstructured.Unstructured
 	// Source names the file ("-" for stdin).
 	Source string
+	// Line is the 1-based line where the object starts in Source (0:
+	// unknown); Fields maps field paths to the lines of their keys.
+	Line   int
+	Fields map[string]int
+}
+
+// lineOf is the line of the field at path, or of its nearest parent the file
+// shows, else of the object.
+func (m *Manifest) lineOf(path string) int {
+	for p := path; p != ""; {
+		if l, ok := m.Fields[p]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return m.Line
 }
 
 // component is one DGD component as the scheduler will see its pods.

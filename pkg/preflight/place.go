@@ -44,7 +44,7 @@ func (c *checker) place() {
 			for _, r := range slices.Sorted(maps.Keys(reasons)) {
 				rs = append(rs, fmt.Sprintf("%d: %s", reasons[r], r))
 			}
-			c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), "",
+			c.addAt(k.path, FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), "",
 				fmt.Sprintf("component %s: none of the %s can run its pods (%s): all %s stay Pending%s", k.name, c.nodesPhrase(), strings.Join(rs, ", "), plural(int64(k.replicas), "replica", "replicas"), c.partialCaveat()),
 				"fix the component's nodeSelector, affinity or tolerations, or its nvidia.com/gpu request", c.dgdObject())
 			continue
@@ -69,7 +69,7 @@ func (c *checker) place() {
 			if dom != "" {
 				where = fmt.Sprintf("in %s %s", c.policy.Domain, dom)
 			}
-			c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), dom,
+			c.addAt(k.path+".replicas", FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), dom,
 				fmt.Sprintf("component %s: %d of %d replicas fit: each pod requests %s %s, and the %s it may use %s have %d free (allocatable minus what running pods request): the rest stay Pending%s",
 					k.name, fit, k.replicas, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), replicaShape(k), plural(int64(len(el)), "node", "nodes"), where, free, c.partialCaveat()),
 				"lower the component's replicas or GPUs, widen its node constraints, or add GPU nodes there", c.dgdObject())
@@ -90,7 +90,7 @@ func (c *checker) place() {
 				if c.packsDomain(k.packDomain) || c.packsDomain(c.dr.PackDomain) {
 					sev, what = model.SeverityError, "and the component's packDomain requires one: its replicas stay Pending"
 				}
-				c.add(FindingMultinodeReplicaExceedsDomain, sev, c.nodeCertainty(), "",
+				c.addAt(k.path+".multinode", FindingMultinodeReplicaExceedsDomain, sev, c.nodeCertainty(), "",
 					fmt.Sprintf("component %s: one replica needs %d nodes with %s free each, and no %s has that room on the nodes it may use, %s%s", k.name, k.nodes, plural(k.gpus, "nvidia.com/gpu", "nvidia.com/gpu"), c.policy.Domain, what, c.partialCaveat()),
 					fmt.Sprintf("give every %s enough GPU nodes for a whole replica, or lower multinode.nodeCount (more GPUs per node)", c.policy.Domain), c.dgdObject())
 			}
@@ -198,7 +198,7 @@ func (c *checker) placeTogether() {
 			}
 		}
 		if need > best {
-			c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), "",
+			c.addAt("spec.topologyConstraint.packDomain", FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), "",
 				fmt.Sprintf("spec.topologyConstraint.packDomain %s puts every pod of the deployment in one %s, and they request %d nvidia.com/gpu; the %s with the most room (%s) has %d free: the deployment stays Pending%s", pd, pd, need, pd, noneIfEmpty(bestVal), best, c.partialCaveat()),
 				"pack at a broader domain, or lower replicas", c.dgdObject())
 		}
@@ -354,7 +354,7 @@ func (c *checker) reportJoint(js jointSet, key string) {
 			where += fmt.Sprintf(" (%s: %s)", label, strings.Join(parts, ", "))
 		}
 	}
-	c.add(FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), dom,
+	c.addAt(js.comps[0].path+".replicas", FindingReplicasUnschedulable, model.SeverityError, c.nodeCertainty(), dom,
 		fmt.Sprintf("%s need %d nvidia.com/gpu together (%s), and %s have %d free (allocatable minus what running pods request): %d short, so replicas stay Pending whatever the scheduler does%s",
 			joinAnd(names), js.need, strings.Join(need, ", "), where, js.free, js.need-js.free, c.partialCaveat()),
 		"lower the replicas or GPUs of these components, widen their node constraints, or add GPU nodes there", c.dgdObject())
@@ -460,7 +460,7 @@ func (c *checker) checkDomainLabel() {
 		}
 	}
 	if with == 0 {
-		c.add(FindingDomainLabelMissing, model.SeverityError, c.nodeCertainty(), "",
+		c.addAt(policyPath, FindingDomainLabelMissing, model.SeverityError, c.nodeCertainty(), "",
 			fmt.Sprintf("none of the %s carries the label %s that kvTransferPolicy reads for %s: the operator cannot copy a value to any worker pod, so every worker waits for /etc/dynamo/topology/%s and exits after 30 s%s", c.nodesPhrase(), c.nodeKey, c.policy.Domain, c.policy.Domain, c.partialCaveat()),
 			fmt.Sprintf("label the GPU nodes (kubectl label node NODE %s=VALUE), or fix the policy's labelKey / topology level", c.nodeKey), c.dgdObject())
 		c.policy = nil
@@ -477,7 +477,7 @@ func (c *checker) checkDomainLabel() {
 			}
 		}
 		if len(without) > 0 && k.replicas > 0 {
-			c.add(FindingDomainLabelMissing, model.SeverityWarning, Possible, "",
+			c.addAt(k.path, FindingDomainLabelMissing, model.SeverityWarning, Possible, "",
 				fmt.Sprintf("component %s may be scheduled on %s without the label %s (%s): a worker there gets no %s value (TopologyLabelMissing) and exits after 30 s", k.name, plural(int64(len(without)), "node", "nodes"), c.nodeKey, list(without), c.policy.Domain),
 				fmt.Sprintf("add node affinity %s Exists to the component, or label those nodes", c.nodeKey), c.dgdObject())
 		}
@@ -603,7 +603,7 @@ func (c *checker) domains() {
 			if required {
 				router = "under required enforcement every request prefilled there fails with NoEndpoints"
 			}
-			c.add(analysis.FindingPrefillDomainWithoutDecode, sev, cert, v,
+			c.addAt(c.compPath(pn[0]), analysis.FindingPrefillDomainWithoutDecode, sev, cert, v,
 				fmt.Sprintf("%s %s: prefill (%s) %s there and %s: %s", dom, v, strings.Join(pn, ", "), how, what, router),
 				fmt.Sprintf("add a decode component pinned to %s=%s (node affinity on %s) or keep prefill out of it; or set kvTransferPolicy.enforcement: preferred with a preferredWeight", dom, v, c.nodeKey),
 				c.dgdObject())
@@ -614,7 +614,7 @@ func (c *checker) domains() {
 			if !c.manifestDecides(decode, prefill, v) {
 				cert = c.nodeCertainty()
 			}
-			c.add(analysis.FindingDecodeDomainWithoutPrefill, model.SeverityWarning, cert, v,
+			c.addAt(c.compPath(dn[0]), analysis.FindingDecodeDomainWithoutPrefill, model.SeverityWarning, cert, v,
 				fmt.Sprintf("%s %s: decode (%s) lands there and no prefill component can: under required enforcement those decode workers get no request, under preferred only cross-domain ones", dom, v, strings.Join(dn, ", ")),
 				fmt.Sprintf("add prefill capacity in %s=%s, or move the decode replicas to values that have prefill", dom, v), c.dgdObject())
 		}
@@ -623,7 +623,7 @@ func (c *checker) domains() {
 	// does not name.
 	if !coLocated && (anyP && !anyD || anyP && anyD && len(values) != 1 || len(uncertain) > 0) {
 		if anyP && !anyD && len(decode) > 0 {
-			c.add(analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
+			c.addAt(policyPath, analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
 				fmt.Sprintf("prefill may land in any %s while decode is pinned to %s: a %s with prefill and no decode fails requests under required enforcement", dom, list(c.decodeValues(decode)), dom),
 				fmt.Sprintf("pin prefill to the same values of %s as decode (node affinity), or add decode in every %s", c.nodeKey, dom), c.dgdObject())
 			return
@@ -644,7 +644,7 @@ func (c *checker) domains() {
 		if !required {
 			outcome = "requests prefilled there decode across domains"
 		}
-		c.add(analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
+		c.addAt(policyPath, analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
 			fmt.Sprintf("placement is not constrained per %s: prefill and decode replicas may land in %s, so the scheduler may leave a %s with prefill and no decode replica, where %s", dom, scope, dom, outcome),
 			fmt.Sprintf("pack the deployment into one %s (spec.topologyConstraint.packDomain: %s), or run decode per %s (one decode component per value, pinned with node affinity on %s, replicas >= 1 each)", dom, dom, dom, cmp.Or(c.nodeKey, "the domain label")),
 			c.dgdObject())
@@ -654,6 +654,16 @@ func (c *checker) domains() {
 			}
 		}
 	}
+}
+
+// compPath is the manifest path of the component named name.
+func (c *checker) compPath(name string) string {
+	for _, k := range c.comps {
+		if k.name == name {
+			return k.path
+		}
+	}
+	return ""
 }
 
 // nodeCertainty is the certainty of a finding that rests on the nodes read:

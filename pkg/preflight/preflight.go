@@ -69,6 +69,7 @@ func Check(o Options) *Report {
 
 // checker holds the state of one deployment's check.
 type checker struct {
+	man      *Manifest
 	u        *unstructured.Unstructured
 	cl       *Cluster
 	comps    []*component
@@ -95,8 +96,23 @@ type checker struct {
 }
 
 func (c *checker) add(id string, sev model.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
+	c.addAt("", id, sev, cert, domain, msg, hint, objects...)
+}
+
+// addAt adds a finding about the field at path (a component's path for a
+// finding about the component).
+func (c *checker) addAt(path, id string, sev model.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
 	c.findings = append(c.findings, Finding{Finding: model.Finding{ID: id, Severity: sev, Deployment: c.u.GetName(), Namespace: c.u.GetNamespace(),
-		Domain: domain, Message: msg, Hint: hint, Objects: objects}, Certainty: cert})
+		Domain: domain, Message: msg, Hint: hint, Objects: objects}, Certainty: cert, Field: path})
+}
+
+// locate sets each finding's file and line from its field.
+func (c *checker) locate() {
+	for i := range c.findings {
+		f := &c.findings[i]
+		f.File = c.man.Source
+		f.Line = c.man.lineOf(f.Field)
+	}
 }
 
 func (c *checker) dgdObject() string { return "dynamographdeployment/" + c.u.GetName() }
@@ -124,7 +140,7 @@ func (c *checker) checkRoutingHealth() {
 
 func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport, []Finding, []model.Note) {
 	u := man.Object
-	c := &checker{u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}, alone: map[string]int32{}}
+	c := &checker{man: &man, u: u, cl: cl, values: map[string][]string{}, anyValue: map[string]bool{}, eligible: map[string][]*Node{}, alone: map[string]int32{}}
 	c.dr = DeploymentReport{Name: u.GetName(), Namespace: u.GetNamespace(), APIVersion: u.GetAPIVersion(), Source: man.Source, Components: []ComponentReport{}}
 	// Strict decoding first (kubectl apply's default): an unknown field or a
 	// wrong type is reported where it is, and the parts it breaks are not
@@ -155,7 +171,9 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	problems := slices.Concat(strict, readProblems, validateManifest(u, c.comps, rel))
 	policyBroken := false
 	for _, p := range problems {
-		if p.decode && slices.ContainsFunc(strict, func(s problem) bool { return s.path == p.path || strings.HasPrefix(s.path, p.path+".") || strings.HasPrefix(s.path, p.path+"[") }) {
+		if p.decode && slices.ContainsFunc(strict, func(s problem) bool {
+			return s.path == p.path || strings.HasPrefix(s.path, p.path+".") || strings.HasPrefix(s.path, p.path+"[")
+		}) {
 			continue
 		}
 		id := p.id
@@ -163,12 +181,13 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 		if p.strict {
 			msg = fmt.Sprintf("%s: %s (kubectl apply and the API server reject the DynamoGraphDeployment: strict field validation)", p.path, p.msg)
 		}
-		c.add(id, model.SeverityError, Certain, "", msg, cmp.Or(p.hint, "fix "+p.path+" in the manifest"), c.dgdObject())
+		c.addAt(p.path, id, model.SeverityError, Certain, "", msg, cmp.Or(p.hint, "fix "+p.path+" in the manifest"), c.dgdObject())
 		policyBroken = policyBroken || id == FindingInvalidPolicy
 	}
 	if err != nil || m.dep == nil {
 		c.notes = append(c.notes, model.Note{Severity: model.NoteWarning, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
 			Message: fmt.Sprintf("the deployment could not be modelled (%v): roles and the policy are unknown", err)})
+		c.locate()
 		return c.dr, c.findings, c.notes
 	}
 	c.m = m
@@ -198,6 +217,7 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	if c.policy != nil {
 		c.domains()
 	}
+	c.locate()
 	return c.dr, c.findings, c.notes
 }
 
@@ -219,7 +239,7 @@ func (c *checker) components() {
 			cr.Role = cmp.Or(k.ctype, "-")
 		}
 		if role == model.RoleUnknown {
-			c.add(analysis.FindingWorkerRoleUnknown, model.SeverityWarning, Certain, "",
+			c.addAt(k.path, analysis.FindingWorkerRoleUnknown, model.SeverityWarning, Certain, "",
 				fmt.Sprintf("component %s: its role could not be decided from the component type, sub-component type, --disaggregation-mode arg or name, so it is counted neither as prefill nor as decode", k.name),
 				"give the component type: prefill|decode (v1beta1) or subComponentType, or pass --disaggregation-mode", c.dgdObject())
 		}
@@ -247,7 +267,7 @@ func (c *checker) checkTopologyObjects() {
 		return
 	}
 	if !c.cl.GroveServed {
-		c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
+		c.addAt(cmp.Or(policyPathIf(policyName, ".clusterTopologyName"), "spec.topologyConstraint"), analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("the DynamoGraphDeployment names the Grove topology %q but Grove is not installed (neither clustertopologybindings.grove.io nor clustertopologies.grove.io is served): the webhook rejects it", cmp.Or(policyName, placeName)),
 			"install Grove and create the ClusterTopologyBinding, or use kvTransferPolicy.labelKey without topologyConstraint", c.dgdObject())
 		c.policy = nil
@@ -284,12 +304,12 @@ func (c *checker) checkTopologyObjects() {
 		kind, ls, ok := find(policyName)
 		switch {
 		case !ok:
-			c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
+			c.addAt(policyPath+".clusterTopologyName", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 				fmt.Sprintf("kvTransferPolicy.clusterTopologyName %q names no ClusterTopologyBinding (or ClusterTopology) in the cluster: the webhook rejects the DynamoGraphDeployment on create (\"references a ClusterTopology resource that was not found\")", policyName),
 				"create the topology object first, or fix clusterTopologyName", c.dgdObject())
 			c.policy = nil
 		case !slices.ContainsFunc(ls, func(l model.TopologyLevel) bool { return l.Domain == p.Domain }):
-			c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
+			c.addAt(policyPath+".domain", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 				fmt.Sprintf("kvTransferPolicy.domain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", p.Domain, kind, policyName, domains(ls)),
 				"use one of the object's domains, or add a level for it", c.dgdObject())
 			c.policy = nil
@@ -300,7 +320,7 @@ func (c *checker) checkTopologyObjects() {
 	}
 	kind, ls, ok := find(placeName)
 	if !ok {
-		c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
+		c.addAt("spec.topologyConstraint", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("spec.topologyConstraint names the Grove topology %q, which does not exist in the cluster: the webhook rejects the DynamoGraphDeployment on create", placeName),
 			"create the ClusterTopologyBinding first, or fix spec.topologyConstraint.clusterTopologyName", c.dgdObject())
 		return
@@ -311,7 +331,7 @@ func (c *checker) checkTopologyObjects() {
 	}
 	specPack := c.dr.PackDomain
 	if specPack != "" && index(specPack) < 0 {
-		c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
+		c.addAt("spec.topologyConstraint.packDomain", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 			fmt.Sprintf("spec.topologyConstraint.packDomain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", specPack, kind, placeName, domains(ls)),
 			"use one of the object's domains", c.dgdObject())
 	}
@@ -321,15 +341,23 @@ func (c *checker) checkTopologyObjects() {
 		}
 		switch i := index(k.packDomain); {
 		case i < 0:
-			c.add(analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
+			c.addAt(k.path+".topologyConstraint.packDomain", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
 				fmt.Sprintf("%s.topologyConstraint.packDomain %q does not exist in %s %q; available domains: %s: the webhook rejects the DynamoGraphDeployment on create", k.path, k.packDomain, kind, placeName, domains(ls)),
 				"use one of the object's domains", c.dgdObject())
 		case specPack != "" && index(specPack) >= 0 && i < index(specPack):
-			c.add(FindingInvalidManifest, model.SeverityError, Certain, "",
+			c.addAt(k.path+".topologyConstraint.packDomain", FindingInvalidManifest, model.SeverityError, Certain, "",
 				fmt.Sprintf("%s.topologyConstraint.packDomain %q must be equal to or narrower than the deployment-level domain %q: the webhook rejects the DynamoGraphDeployment", k.path, k.packDomain, specPack),
 				"use a narrower packDomain for the component", c.dgdObject())
 		}
 	}
+}
+
+// policyPathIf is policyPath+field when the policy names a topology, else "".
+func policyPathIf(name, field string) string {
+	if name == "" {
+		return ""
+	}
+	return policyPath + field
 }
 
 // packKey is the node label of a pack domain ("" when unknown).
@@ -371,7 +399,7 @@ func (c *checker) checkRouter() {
 	if h.Override != nil {
 		hint = "set the decode component's router mode to kv (" + h.Override.Source + ")"
 	}
-	c.add(analysis.FindingRouterNotKV, model.SeverityWarning, Certain, "",
+	c.addAt(policyPath, analysis.FindingRouterNotKV, model.SeverityWarning, Certain, "",
 		fmt.Sprintf("the decode hop will route in %s mode (%s), not kv: the prefill router still derives the decode constraint from the prefill worker it picks, but the %s decode pick does not read routing constraints, so decode workers are picked without regard to the transfer domain", h.Mode, h.ModeSource, h.Mode),
 		hint, c.dgdObject())
 }

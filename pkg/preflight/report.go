@@ -57,8 +57,10 @@ type Report struct {
 // ClusterSummary describes the nodes the prediction used; absent without a
 // cluster.
 type ClusterSummary struct {
-	// Source is "kubernetes" (live) or "capture" (--nodes-from).
+	// Source is "kubernetes" (live) or "capture" (--nodes-from); Detail
+	// names the file of a capture.
 	Source string `json:"source"`
+	Detail string `json:"detail,omitempty"`
 	Nodes  int    `json:"nodes"`
 	// Partial is true when the nodes may be only some of the cluster's (a
 	// capture): findings that rest on a node being absent are possible.
@@ -154,8 +156,14 @@ const (
 	PresenceNever    = "never"
 )
 
-// Finding is a topology finding with its certainty.
+// Finding is a topology finding with its certainty and where in the
+// manifests it is.
 type Finding struct {
 	model.Finding
 	Certainty Certainty `json:"certainty"`
+	// File and Line are where the finding points: the field it names (Field),
+	// the component it is about, else the DynamoGraphDeployment's first line.
+	File  string `json:"file,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Field string `json:"field,omitempty"`
 }

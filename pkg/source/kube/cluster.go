@@ -24,7 +24,7 @@ func ReadCluster(ctx context.Context, api API, detail string, now time.Time) (*r
 	var objs []*unstructured.Unstructured
 	nodes, err := listAllPages(ctx, api, GVRNodes, "", metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w: preflight needs list on nodes at cluster scope (docs/rbac.md), or use --nodes-from CAPTURE or --no-cluster", err)
+		return nil, nodeListError(ctx, detail, err)
 	}
 	objs = append(objs, nodes...)
 	var notes []model.Note
@@ -69,6 +69,24 @@ func ReadCluster(ctx context.Context, api API, detail string, now time.Time) (*r
 		}
 	}
 	return &raw.ClusterObjects{Objects: objs, Source: src, Notes: notes, PodsKnown: podsKnown, GroveServed: groveServed, TopologiesKnown: topoKnown}, nil
+}
+
+// nodeListError says why the Node LIST failed and what to do: only a
+// refusal by RBAC is about permissions; an API server that cannot be reached
+// (connection refused, no route, DNS, TLS) or that rejects the credentials is
+// about the connection.
+func nodeListError(ctx context.Context, detail string, err error) error {
+	alt := "or check the manifests without the cluster: --nodes-from CAPTURE or --no-cluster"
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("list nodes: %w: preflight needs list on nodes at cluster scope (docs/rbac.md), %s", err, alt)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("list nodes: %s rejected the credentials (%w): refresh them (kubectl get nodes shows the same), %s", apiServerName(detail), err, alt)
+	}
+	if cause, ok := unreachableCause(ctx, err); ok {
+		return fmt.Errorf("list nodes: %s is unreachable, %s: %s, %s", apiServerName(detail), cause, unreachableAdvice, alt)
+	}
+	return fmt.Errorf("list nodes: %w: %s", err, alt)
 }
 
 func readReason(err error) string {
