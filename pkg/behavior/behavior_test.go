@@ -156,6 +156,10 @@ func TestEras(t *testing.T) {
 		{RuleTopologyPack, "1.3.9", EraEveryComponent},
 		{RuleTopologyPack, "1.4.0", EraAnyComponent},
 		{RuleTopologyPack, "", EraAnyComponent},
+		// The Grove object the webhook reads: 1.3 pins Grove alpha.11.
+		{RuleTopologyKind, "1.2.9", EraEitherKind},
+		{RuleTopologyKind, "1.3.0", EraBindingOnly},
+		{RuleTopologyKind, "", EraBindingOnly},
 	} {
 		if got := At(tc.id, MustRelease(tc.rel)).Key; got != tc.key {
 			t.Errorf("At(%s, %q) = %s, want %s", tc.id, tc.rel, got, tc.key)

@@ -49,6 +49,7 @@ const (
 	RuleAffinitySync     = "session-affinity-sync"
 	RuleGroveNameLength  = "grove-name-length"
 	RuleTopologyPack     = "topology-pack-domain"
+	RuleTopologyKind     = "grove-topology-kind"
 )
 
 // Era keys.
@@ -80,6 +81,8 @@ const (
 	EraHashedPCS       = "hashed-pcs-name"
 	EraEveryComponent  = "every-component"
 	EraAnyComponent    = "any-component"
+	EraEitherKind      = "either-kind"
+	EraBindingOnly     = "binding-only"
 )
 
 // Table is every release-dependent behaviour the plugin models. Releases are
@@ -211,6 +214,16 @@ var Table = []Rule{
 			{Key: EraAnyComponent, From: "1.4", Behaviour: "without spec.topologyConstraint.packDomain at least one component must carry a topologyConstraint; the others stay unconstrained (spec.topologyConstraint.packDomain: Required value: is required when no component topologyConstraint is set)"},
 		},
 		Cite: "#12448 (allow component-scoped topology, 2026-07-30, relates to #11399); deploy/operator/internal/webhook/validation/dynamographdeployment.go validateDynamoGraphDeploymentSpec",
+	},
+	{
+		ID:    RuleTopologyKind,
+		Title: "which Grove object the webhook reads for clusterTopologyName (the policy's and spec.topologyConstraint's)",
+		Used:  []string{"preflight (TopologyObjectMissing)"},
+		Eras: []Era{
+			{Key: EraEitherKind, Until: "1.3", Behaviour: "a ClusterTopology (the name before Grove #616) or a ClusterTopologyBinding of that name"},
+			{Key: EraBindingOnly, From: "1.3", Behaviour: "only a ClusterTopologyBinding of that name (\"references a ClusterTopologyBinding resource that was not found\"); a cluster with only the legacy ClusterTopology object is rejected"},
+		},
+		Cite: "Grove #616 (ClusterTopology renamed ClusterTopologyBinding, 2026-05-20, first tagged alpha.9); #11348 and #11399 (release/1.3.0 pins Grove v0.1.0-alpha.11), #11405; deploy/operator/internal/webhook/validation/dynamographdeployment_helpers.go readGroveClusterTopology",
 	},
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,8 +57,25 @@ type component struct {
 	grove groveShape
 	// gpus is the pod's nvidia.com/gpu request.
 	gpus int64
-	// minAvailable is set in the manifest (Grove only).
-	minAvailable bool
+	// minAvailable is set in the manifest (Grove only); minAvailableN is its
+	// value when it is a number; replicasSet says replicas was written.
+	minAvailable  bool
+	minAvailableN *int64
+	replicasSet   bool
+	// gms and failover are the GPU memory service and failover blocks when
+	// they opt the component in (v1beta1: present; v1alpha1: enabled).
+	gms      *gmsWire
+	failover *failoverWire
+	// forceScalingGroupSet: experimental.grove.forceScalingGroup is true.
+	forceScalingGroupSet bool
+	// epp is the eppConfig block as written (nil when absent); roles the
+	// number of roles entries; providerOverride the component's and its
+	// roles' providerOverride values.
+	epp              map[string]any
+	roles            int
+	providerOverride []any
+	// mainGPULimit is the main container's nvidia.com/gpu limit (-1: none).
+	mainGPULimit int64
 	// path is the component's field path in the manifest.
 	path string
 }
@@ -72,10 +90,19 @@ type componentWire struct {
 	Multinode        *struct {
 		NodeCount *int32 `json:"nodeCount"`
 	} `json:"multinode"`
-	PodTemplate        *corev1.PodTemplateSpec `json:"podTemplate"`
-	ExtraPodSpec       json.RawMessage         `json:"extraPodSpec"`
-	Resources          *alphaResources         `json:"resources"`
-	MinAvailable       json.RawMessage         `json:"minAvailable"`
+	PodTemplate  *corev1.PodTemplateSpec `json:"podTemplate"`
+	ExtraPodSpec json.RawMessage         `json:"extraPodSpec"`
+	Resources    *alphaResources         `json:"resources"`
+	MinAvailable json.RawMessage         `json:"minAvailable"`
+	EPPConfig    map[string]any          `json:"eppConfig"`
+	Roles        []struct {
+		ProviderOverride *struct {
+			Value any `json:"value"`
+		} `json:"providerOverride"`
+	} `json:"roles"`
+	ProviderOverride *struct {
+		Value any `json:"value"`
+	} `json:"providerOverride"`
 	TopologyConstraint *struct {
 		PackDomain string `json:"packDomain"`
 	} `json:"topologyConstraint"`
@@ -171,6 +198,19 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 			}
 		}
 		c.minAvailable = len(w.MinAvailable) > 0 && string(w.MinAvailable) != "null"
+		if n, err := strconv.ParseInt(string(w.MinAvailable), 10, 64); err == nil {
+			c.minAvailableN = &n
+		}
+		c.replicasSet = w.Replicas != nil
+		c.epp, c.roles = w.EPPConfig, len(w.Roles)
+		if w.ProviderOverride != nil {
+			c.providerOverride = append(c.providerOverride, w.ProviderOverride.Value)
+		}
+		for _, r := range w.Roles {
+			if r.ProviderOverride != nil {
+				c.providerOverride = append(c.providerOverride, r.ProviderOverride.Value)
+			}
+		}
 		if w.TopologyConstraint != nil {
 			c.packDomain, c.constrained = w.TopologyConstraint.PackDomain, true
 		}
@@ -195,6 +235,14 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 			applyAlphaResources(c, w.Resources, path, bad)
 		}
 		c.gpus = podGPURequest(&c.pod)
+		c.mainGPULimit = -1
+		for i := range c.pod.Containers {
+			if k := &c.pod.Containers[i]; k.Name == "main" {
+				if q, ok := k.Resources.Limits[gpuResource]; ok {
+					c.mainGPULimit = q.Value()
+				}
+			}
+		}
 		out = append(out, c)
 	}
 	if list, ok := spec["components"].([]any); ok {
@@ -221,14 +269,21 @@ func groveShapeOf(c *component, w *componentWire, alpha bool) groveShape {
 	if c.multinode {
 		g.nodes = c.nodes
 	}
-	gms := w.GPUMemoryService
+	gms, failover := w.GPUMemoryService, w.Failover
 	if !alpha {
-		gms = nil
+		gms, failover = nil, nil
 		if x := w.Experimental; x != nil {
-			gms = x.GPUMemoryService
+			gms, failover = x.GPUMemoryService, x.Failover
 			g.forceScalingGroup = x.Grove != nil && x.Grove.ForceScalingGroup != nil && *x.Grove.ForceScalingGroup
 		}
 	}
+	if gms.on(alpha) {
+		c.gms = gms
+	}
+	if failover.on(alpha) {
+		c.failover = failover
+	}
+	c.forceScalingGroupSet = g.forceScalingGroup
 	g.interPodGMS = gms.on(alpha) && interPod(gms.Mode)
 	return g
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
@@ -44,8 +45,15 @@ func Check(o Options) *Report {
 		r.Notes = append(r.Notes, model.Note{Severity: model.NoteInfo, Source: "manifest",
 			Message: "no cluster was read (--no-cluster, or no kubeconfig, and no --nodes-from): only the manifests were validated; node selectors, taints, GPU capacity and domain labels were not checked"})
 	}
+	first := map[string]Manifest{}
 	for _, m := range o.Manifests {
 		dr, fs, notes := checkOne(m, o.Cluster, o.DynamoVersion)
+		id := m.Object.GetNamespace() + "/" + m.Object.GetName()
+		if prev, dup := first[id]; dup {
+			fs = append(fs, duplicateFinding(m, prev))
+		} else {
+			first[id] = m
+		}
 		r.Deployments = append(r.Deployments, dr)
 		r.Findings = append(r.Findings, fs...)
 		r.Notes = append(r.Notes, notes...)
@@ -65,6 +73,21 @@ func Check(o Options) *Report {
 		}
 	}
 	return r
+}
+
+// duplicateFinding: m defines the DGD prev already defines. kubectl apply
+// applies both, the later replacing the earlier; kustomize, Argo CD and Flux
+// refuse two objects with one identity.
+func duplicateFinding(m, prev Manifest) Finding {
+	where := prev.Source
+	if l := prev.lineOf("metadata.name"); l > 0 {
+		where = fmt.Sprintf("%s:%d", prev.Source, l)
+	}
+	return Finding{Finding: model.Finding{ID: FindingDuplicateDeployment, Severity: model.SeverityWarning, Deployment: m.Object.GetName(), Namespace: m.Object.GetNamespace(),
+		Message: fmt.Sprintf("DynamoGraphDeployment %s/%s is also defined at %s: kubectl apply applies both, the later replacing the earlier; kustomize, Argo CD and Flux refuse two objects with one identity",
+			m.Object.GetNamespace(), m.Object.GetName(), where),
+		Hint:    "keep one definition (or give them different names or namespaces)",
+		Objects: []string{"dynamographdeployment/" + m.Object.GetName()}}, Certainty: Certain, File: m.Source, Line: m.lineOf("metadata.name"), Field: "metadata.name"}
 }
 
 // checker holds the state of one deployment's check.
@@ -93,6 +116,8 @@ type checker struct {
 	// at dynamoVersion (or the release its images tell).
 	rd            *behavior.Reading
 	dynamoVersion string
+	// pathway is whether the operator renders the DGD through Grove.
+	pathway pathway
 }
 
 func (c *checker) add(id string, sev model.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
@@ -168,7 +193,12 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	} else if r, perr := behavior.ParseRelease(dynamoVersion); perr == nil {
 		rel = r
 	}
-	problems := slices.Concat(strict, readProblems, validateManifest(u, c.comps, rel))
+	c.pathway = pathwayOf(u, nil)
+	if p, ok := u.GetAnnotations()[annotationWorkloadProvider]; ok {
+		c.notes = append(c.notes, model.Note{Severity: model.NoteInfo, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
+			Message: fmt.Sprintf("the manifest sets %s: %q, which the operator writes itself: on create it derives the provider from %s and replaces this value; on an existing DynamoGraphDeployment it may not change", annotationWorkloadProvider, p, annotationGrove)})
+	}
+	problems := slices.Concat(strict, readProblems, validateManifest(u, c.comps, rel, c.pathway))
 	policyBroken := false
 	for _, p := range problems {
 		if p.decode && slices.ContainsFunc(strict, func(s problem) bool {
@@ -231,6 +261,7 @@ func (c *checker) role(k *component) (model.Role, string) {
 
 func (c *checker) components() {
 	for _, k := range c.comps {
+		c.checkImages(k)
 		cr := ComponentReport{Name: k.name, Type: k.ctype, Replicas: k.replicas, NodesPerReplica: k.nodes, GPUsPerPod: k.gpus,
 			PackDomain: k.packDomain, Constraints: describe(&k.pod)}
 		role, signal := c.role(k)
@@ -244,6 +275,30 @@ func (c *checker) components() {
 				"give the component type: prefill|decode (v1beta1) or subComponentType, or pass --disaggregation-mode", c.dgdObject())
 		}
 		c.dr.Components = append(c.dr.Components, cr)
+	}
+}
+
+// checkImages: an image reference that still holds a template placeholder
+// (${VERSION}, $(TAG), {{ .Values.tag }}; upstream's example manifests ship
+// some for envsubst) is accepted by the API server, but the kubelet cannot
+// pull it (InvalidImageName): the pods never start.
+func (c *checker) checkImages(k *component) {
+	for _, list := range []struct {
+		field string
+		cs    []corev1.Container
+	}{{"containers", k.pod.Containers}, {"initContainers", k.pod.InitContainers}} {
+		for i, ct := range list.cs {
+			if !strings.Contains(ct.Image, "${") && !strings.Contains(ct.Image, "$(") && !strings.Contains(ct.Image, "{{") {
+				continue
+			}
+			path := fmt.Sprintf("%s.podTemplate.spec.%s[%d].image", k.path, list.field, i)
+			if strings.HasSuffix(c.u.GetAPIVersion(), "/v1alpha1") {
+				path = k.path + ".extraPodSpec"
+			}
+			c.addAt(path, FindingImageNotRendered, model.SeverityWarning, Certain, "",
+				fmt.Sprintf("component %s: image %q still holds a template placeholder: the API server accepts it, but the kubelet cannot pull it (InvalidImageName) and the pods never start; nor can the Dynamo release be read from its tag", k.name, ct.Image),
+				"render the manifest before applying it (envsubst, helm template, kustomize), or write the tag", c.dgdObject())
+		}
 	}
 }
 
@@ -276,8 +331,25 @@ func (c *checker) checkTopologyObjects() {
 	if !c.cl.TopologiesKnown {
 		return
 	}
+	// Which kinds the release's webhook reads (rule grove-topology-kind).
+	kinds := []string{"ClusterTopologyBinding", "ClusterTopology"}
+	era := behavior.At(behavior.RuleTopologyKind, c.rd.Release.Release)
+	if era.Key == behavior.EraBindingOnly {
+		kinds = kinds[:1]
+	}
+	legacyOnly := func(name string) string {
+		if len(kinds) > 1 {
+			return ""
+		}
+		for _, t := range c.cl.Topologies {
+			if t.GetKind() == "ClusterTopology" && t.GetName() == name {
+				return fmt.Sprintf(" (the cluster has a ClusterTopology %q, the object's name before Grove #616, which the webhook of %s no longer reads: rule %s, %s)", name, releaseName(c.rd), behavior.RuleTopologyKind, era.Range())
+			}
+		}
+		return ""
+	}
 	find := func(name string) (string, []model.TopologyLevel, bool) {
-		for _, kind := range []string{"ClusterTopologyBinding", "ClusterTopology"} {
+		for _, kind := range kinds {
 			for _, t := range c.cl.Topologies {
 				if t.GetKind() == kind && t.GetName() == name {
 					var ls []struct{ Domain, Key string }
@@ -305,7 +377,7 @@ func (c *checker) checkTopologyObjects() {
 		switch {
 		case !ok:
 			c.addAt(policyPath+".clusterTopologyName", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
-				fmt.Sprintf("kvTransferPolicy.clusterTopologyName %q names no ClusterTopologyBinding (or ClusterTopology) in the cluster: the webhook rejects the DynamoGraphDeployment on create (\"references a ClusterTopology resource that was not found\")", policyName),
+				fmt.Sprintf("kvTransferPolicy.clusterTopologyName %q names no %s in the cluster: the webhook rejects the DynamoGraphDeployment on create (\"references a ClusterTopologyBinding resource that was not found\")%s", policyName, strings.Join(kinds, " or "), legacyOnly(policyName)),
 				"create the topology object first, or fix clusterTopologyName", c.dgdObject())
 			c.policy = nil
 		case !slices.ContainsFunc(ls, func(l model.TopologyLevel) bool { return l.Domain == p.Domain }):
@@ -321,7 +393,7 @@ func (c *checker) checkTopologyObjects() {
 	kind, ls, ok := find(placeName)
 	if !ok {
 		c.addAt("spec.topologyConstraint", analysis.FindingTopologyObjectMissing, model.SeverityError, Certain, "",
-			fmt.Sprintf("spec.topologyConstraint names the Grove topology %q, which does not exist in the cluster: the webhook rejects the DynamoGraphDeployment on create", placeName),
+			fmt.Sprintf("spec.topologyConstraint names the Grove topology %q, which is no %s in the cluster: the webhook rejects the DynamoGraphDeployment on create%s", placeName, strings.Join(kinds, " or "), legacyOnly(placeName)),
 			"create the ClusterTopologyBinding first, or fix spec.topologyConstraint.clusterTopologyName", c.dgdObject())
 		return
 	}
@@ -350,6 +422,15 @@ func (c *checker) checkTopologyObjects() {
 				"use a narrower packDomain for the component", c.dgdObject())
 		}
 	}
+}
+
+// releaseName names the release a reading is at ("Dynamo 1.3.0", "the
+// newest Dynamo").
+func releaseName(rd *behavior.Reading) string {
+	if rd != nil && rd.Release.Known {
+		return "Dynamo " + rd.Release.Version
+	}
+	return "the newest Dynamo"
 }
 
 // policyPathIf is policyPath+field when the policy names a topology, else "".

@@ -18,12 +18,14 @@ const (
 	FindingDomainLabelMissing            = "DomainLabelMissing"
 	FindingReplicasUnschedulable         = "ReplicasUnschedulable"
 	FindingMultinodeReplicaExceedsDomain = "MultinodeReplicaExceedsDomain"
+	FindingImageNotRendered              = "ImageNotRendered"
+	FindingDuplicateDeployment           = "DuplicateDeployment"
 )
 
 // FindingIDs lists the ids preflight can raise, its own and topology's.
 func FindingIDs() []string {
 	return []string{
-		analysis.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingInvalidManifest,
+		analysis.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingDuplicateDeployment, FindingImageNotRendered, FindingInvalidManifest,
 		FindingInvalidPolicy, FindingMultinodeReplicaExceedsDomain, analysis.FindingPrefillDomainWithoutDecode,
 		FindingReplicasUnschedulable, analysis.FindingRouterNotKV, analysis.FindingTopologyObjectMissing,
 		analysis.FindingWorkerRoleUnknown, health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced,

@@ -49,16 +49,10 @@ type policyWire struct {
 	PreferredWeight     *float64 `json:"preferredWeight"`
 }
 
-// grovePathway is the webhook's isGrovePathway: Grove is used unless the DGD
-// says nvidia.com/enable-grove: "false".
-func grovePathway(u *unstructured.Unstructured) bool {
-	return strings.ToLower(u.GetAnnotations()[annotationGrove]) != "false"
-}
-
 // validateManifest checks a DGD against the CRD schema, its CEL rules and the
 // webhook's stateless rules, as the webhook of release rel applies them. comps
 // are the parsed components.
-func validateManifest(u *unstructured.Unstructured, comps []*component, rel behavior.Release) (out []problem) {
+func validateManifest(u *unstructured.Unstructured, comps []*component, rel behavior.Release, pw pathway) (out []problem) {
 	bad := func(id, path, format string, args ...any) {
 		out = append(out, problem{id: id, path: path, msg: fmt.Sprintf(format, args...)})
 	}
@@ -106,7 +100,7 @@ func validateManifest(u *unstructured.Unstructured, comps []*component, rel beha
 			bad(FindingInvalidManifest, "spec.services", "has %d services, more than the %d allowed", len(m), maxComponents)
 		}
 	}
-	grove := grovePathway(u)
+	grove := pw.grove
 	shapes := make([]groveShape, 0, len(comps))
 	for _, c := range comps {
 		shapes = append(shapes, c.grove)
@@ -158,9 +152,6 @@ func validateManifest(u *unstructured.Unstructured, comps []*component, rel beha
 				}
 			}
 		}
-		if c.minAvailable && !grove {
-			bad(FindingInvalidManifest, c.path+".minAvailable", "is only supported on the Grove pathway; this DGD has %s: \"false\"", annotationGrove)
-		}
 		if _, errs := newFilter(&c.pod); len(errs) > 0 {
 			bad(FindingInvalidManifest, c.path, "%s", strings.Join(errs, "; "))
 		}
@@ -169,7 +160,8 @@ func validateManifest(u *unstructured.Unstructured, comps []*component, rel beha
 		bad(FindingInvalidManifest, "spec.components", "at most one component may have type epp, found %d", epp)
 	}
 	out = append(out, validateTopologyConstraint(spec, comps, version, rel)...)
-	out = append(out, validatePolicy(spec, grove)...)
+	out = append(out, validatePolicy(spec, pw)...)
+	out = append(out, validateWebhook(u, spec, comps, version, pw)...)
 	return out
 }
 
@@ -220,7 +212,7 @@ func validateTopologyConstraint(spec map[string]any, comps []*component, version
 
 // validatePolicy applies the CRD schema, its CEL rules and the webhook's rules
 // to spec.experimental.kvTransferPolicy.
-func validatePolicy(spec map[string]any, grove bool) (out []problem) {
+func validatePolicy(spec map[string]any, pw pathway) (out []problem) {
 	raw, has, _ := unstructured.NestedFieldNoCopy(spec, "experimental", "kvTransferPolicy")
 	if !has || raw == nil {
 		return nil
@@ -251,8 +243,8 @@ func validatePolicy(spec map[string]any, grove bool) (out []problem) {
 		if errs := validation.IsDNS1123Subdomain(*p.ClusterTopologyName); len(errs) > 0 {
 			bad("clusterTopologyName", "%q is not a valid Kubernetes resource name: %s", *p.ClusterTopologyName, strings.Join(errs, "; "))
 		}
-		if !grove {
-			bad("clusterTopologyName", "is only supported on the Grove pathway; this DGD has %s: \"false\" (use labelKey)", annotationGrove)
+		if !pw.grove {
+			bad("clusterTopologyName", "%s (use labelKey)", pw.requirement)
 		}
 	}
 	switch {
