@@ -22,6 +22,11 @@ type Manifest struct {
 	// unknown); Fields maps field paths to the lines of their keys.
 	Line   int
 	Fields map[string]int
+	// Existing is the DynamoGraphDeployment of the same namespace and name in
+	// the cluster (read live, at the manifest's apiVersion), nil when there
+	// is none; ExistingChecked says whether the cluster was asked.
+	Existing        *unstructured.Unstructured
+	ExistingChecked bool
 }
 
 // lineOf is the line of the field at path, or of its nearest parent the file
@@ -76,6 +81,9 @@ type component struct {
 	providerOverride []any
 	// mainGPULimit is the main container's nvidia.com/gpu limit (-1: none).
 	mainGPULimit int64
+	// scalingAdapter: a DynamoGraphDeploymentScalingAdapter owns replicas
+	// (v1beta1: the block is present; v1alpha1: enabled: true).
+	scalingAdapter bool
 	// path is the component's field path in the manifest.
 	path string
 }
@@ -90,12 +98,15 @@ type componentWire struct {
 	Multinode        *struct {
 		NodeCount *int32 `json:"nodeCount"`
 	} `json:"multinode"`
-	PodTemplate  *corev1.PodTemplateSpec `json:"podTemplate"`
-	ExtraPodSpec json.RawMessage         `json:"extraPodSpec"`
-	Resources    *alphaResources         `json:"resources"`
-	MinAvailable json.RawMessage         `json:"minAvailable"`
-	EPPConfig    map[string]any          `json:"eppConfig"`
-	Roles        []struct {
+	PodTemplate    *corev1.PodTemplateSpec `json:"podTemplate"`
+	ExtraPodSpec   json.RawMessage         `json:"extraPodSpec"`
+	Resources      *alphaResources         `json:"resources"`
+	MinAvailable   json.RawMessage         `json:"minAvailable"`
+	EPPConfig      map[string]any          `json:"eppConfig"`
+	ScalingAdapter *struct {
+		Enabled *bool `json:"enabled"`
+	} `json:"scalingAdapter"`
+	Roles []struct {
 		ProviderOverride *struct {
 			Value any `json:"value"`
 		} `json:"providerOverride"`
@@ -202,6 +213,7 @@ func components(u *unstructured.Unstructured, bad func(path, msg string)) []*com
 			c.minAvailableN = &n
 		}
 		c.replicasSet = w.Replicas != nil
+		c.scalingAdapter = w.ScalingAdapter != nil && (!alpha || w.ScalingAdapter.Enabled != nil && *w.ScalingAdapter.Enabled)
 		c.epp, c.roles = w.EPPConfig, len(w.Roles)
 		if w.ProviderOverride != nil {
 			c.providerOverride = append(c.providerOverride, w.ProviderOverride.Value)

@@ -605,7 +605,9 @@ func (c *checker) domains() {
 			}
 			c.addAt(c.compPath(pn[0]), analysis.FindingPrefillDomainWithoutDecode, sev, cert, v,
 				fmt.Sprintf("%s %s: prefill (%s) %s there and %s: %s", dom, v, strings.Join(pn, ", "), how, what, router),
-				fmt.Sprintf("add a decode component pinned to %s=%s (node affinity on %s) or keep prefill out of it; or set kvTransferPolicy.enforcement: preferred with a preferredWeight", dom, v, c.nodeKey),
+				c.lifecycleHint(fmt.Sprintf("add a decode component pinned to %s=%s (node affinity on %s), or set kvTransferPolicy.enforcement: preferred with a preferredWeight", dom, v, c.nodeKey),
+					"adding a component and changing kvTransferPolicy",
+					fmt.Sprintf("keep prefill out of %s %s, or widen an existing decode component's node affinity on %s to include %s (both allowed on update)", dom, v, c.nodeKey, v)),
 				c.dgdObject())
 		case len(pn) > 0 && !dc:
 			uncertain = append(uncertain, v)
@@ -646,7 +648,9 @@ func (c *checker) domains() {
 		}
 		c.addAt(policyPath, analysis.FindingPrefillDomainWithoutDecode, sev, Possible, "",
 			fmt.Sprintf("placement is not constrained per %s: prefill and decode replicas may land in %s, so the scheduler may leave a %s with prefill and no decode replica, where %s", dom, scope, dom, outcome),
-			fmt.Sprintf("pack the deployment into one %s (spec.topologyConstraint.packDomain: %s), or run decode per %s (one decode component per value, pinned with node affinity on %s, replicas >= 1 each)", dom, dom, dom, cmp.Or(c.nodeKey, "the domain label")),
+			c.lifecycleHint(fmt.Sprintf("pack the deployment into one %s (spec.topologyConstraint.packDomain: %s), or run decode per %s (one decode component per value, pinned with node affinity on %s, replicas >= 1 each)", dom, dom, dom, cmp.Or(c.nodeKey, "the domain label")),
+				"adding spec.topologyConstraint and adding components",
+				fmt.Sprintf("pin the existing prefill and decode components to the same values of %s with node affinity (allowed on update)", cmp.Or(c.nodeKey, "the domain label"))),
 			c.dgdObject())
 		for i := range c.dr.Domains {
 			if slices.Contains(uncertain, c.dr.Domains[i].Value) {

@@ -116,8 +116,10 @@ type checker struct {
 	// at dynamoVersion (or the release its images tell).
 	rd            *behavior.Reading
 	dynamoVersion string
-	// pathway is whether the operator renders the DGD through Grove.
+	// pathway is whether the operator renders the DGD through Grove; life
+	// what applying the manifest does (create, update, unknown).
 	pathway pathway
+	life    lifecycle
 }
 
 func (c *checker) add(id string, sev model.Severity, cert Certainty, domain, msg, hint string, objects ...string) {
@@ -193,12 +195,27 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 	} else if r, perr := behavior.ParseRelease(dynamoVersion); perr == nil {
 		rel = r
 	}
-	c.pathway = pathwayOf(u, nil)
+	switch {
+	case man.ExistingChecked && man.Existing != nil:
+		c.life = lifeUpdate
+	case man.ExistingChecked:
+		c.life = lifeCreate
+	}
+	c.pathway = pathwayOf(u, man.Existing)
 	if p, ok := u.GetAnnotations()[annotationWorkloadProvider]; ok {
 		c.notes = append(c.notes, model.Note{Severity: model.NoteInfo, Source: "manifest", Deployment: u.GetNamespace() + "/" + u.GetName(),
 			Message: fmt.Sprintf("the manifest sets %s: %q, which the operator writes itself: on create it derives the provider from %s and replaces this value; on an existing DynamoGraphDeployment it may not change", annotationWorkloadProvider, p, annotationGrove)})
 	}
 	problems := slices.Concat(strict, readProblems, validateManifest(u, c.comps, rel, c.pathway))
+	switch c.life {
+	case lifeUpdate:
+		problems = append(problems, validateUpdate(u, man.Existing, c.comps)...)
+	case lifeCreate:
+		// A CEL transition rule of v1beta1: restart is for existing DGDs.
+		if _, has := u.Object["spec"].(map[string]any)["restart"]; has && strings.HasSuffix(u.GetAPIVersion(), "/v1beta1") {
+			problems = append(problems, problem{id: FindingInvalidManifest, path: "spec.restart", msg: "spec.restart must be unset on create; set spec.restart.id after creation to request a restart"})
+		}
+	}
 	policyBroken := false
 	for _, p := range problems {
 		if p.decode && slices.ContainsFunc(strict, func(s problem) bool {
@@ -208,8 +225,14 @@ func checkOne(man Manifest, cl *Cluster, dynamoVersion string) (DeploymentReport
 		}
 		id := p.id
 		msg := fmt.Sprintf("%s: %s: the API server or the Dynamo operator's admission webhook rejects the DynamoGraphDeployment", p.path, p.msg)
-		if p.strict {
+		switch {
+		case p.strict:
 			msg = fmt.Sprintf("%s: %s (kubectl apply and the API server reject the DynamoGraphDeployment: strict field validation)", p.path, p.msg)
+		case p.update:
+			msg = fmt.Sprintf("%s: %s: the webhook rejects this update of the existing DynamoGraphDeployment", p.path, p.msg)
+			if p.hint == "" {
+				p.hint = "keep " + p.path + " as the existing DynamoGraphDeployment has it, or delete and recreate the DynamoGraphDeployment to change it"
+			}
 		}
 		c.addAt(p.path, id, model.SeverityError, Certain, "", msg, cmp.Or(p.hint, "fix "+p.path+" in the manifest"), c.dgdObject())
 		policyBroken = policyBroken || id == FindingInvalidPolicy
@@ -503,15 +526,15 @@ func (c *checker) checkReadiness() {
 	case !r.Ready && r.Era.Key == behavior.EraStrictNeeds && len(need) > 0:
 		c.add(analysis.FindingModelNotReady, model.SeverityError, Certain, "",
 			fmt.Sprintf("the deployment declares no %s component, and its other workers need one: on %s the frontend keeps the model unready and refuses every request with HTTP 503 (%s; rule %s, %s)", strings.Join(need, " or "), rel, r.Reason, behavior.RuleReadiness, r.Era.Range()),
-			fmt.Sprintf("add a %s component; --enforce-disagg no longer changes this (#11160)", strings.Join(need, " and ")), c.dgdObject())
+			c.lifecycleHint(fmt.Sprintf("add a %s component (--enforce-disagg no longer changes this, #11160)", strings.Join(need, " and ")), "adding a component", ""), c.dgdObject())
 	case !r.Ready && len(need) > 0:
 		c.add(health.FindingDisaggNotActive, model.SeverityError, Certain, "",
 			fmt.Sprintf("the deployment declares no prefill component and the frontend enforces disaggregation: on %s every request fails (%s)", rel, r.Reason),
-			"add a prefill component, or run the frontend without --enforce-disagg", c.dgdObject())
+			c.lifecycleHint("add a prefill component", "adding a component", "run the frontend without --enforce-disagg"), c.dgdObject())
 	case r.Aggregated:
 		c.add(health.FindingDisaggNotActive, model.SeverityWarning, Certain, "",
 			fmt.Sprintf("the deployment declares decode workers and no prefill component: on %s every request runs aggregated on the decode workers (rule %s, %s)", rel, behavior.RuleReadiness, r.Era.Range()),
-			"add a prefill component, or declare the workers aggregated", c.dgdObject())
+			c.lifecycleHint("add a prefill component", "adding a component", "declare the workers aggregated"), c.dgdObject())
 	}
 }
 

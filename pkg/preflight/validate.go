@@ -36,6 +36,8 @@ type problem struct {
 	// type: the API server rejects those itself); decode one a part that
 	// could not be read into its shape, which a strict problem explains.
 	strict, decode bool
+	// update marks a rule of the webhook's update path (the DGD exists).
+	update bool
 	// hint replaces the default "fix PATH in the manifest".
 	hint string
 }

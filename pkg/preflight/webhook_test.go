@@ -84,7 +84,9 @@ func TestWebhookRules(t *testing.T) {
 			[]string{`spec.components[1].minAvailable: is currently supported only for Grove-backed DynamoGraphDeployment components (requires the Grove pathway, but workload provider "component" is selected`}},
 		{"inter-pod GMS requires Grove", all(noGrove, worker(interPod)),
 			[]string{`spec.components[1].experimental.gpuMemoryService.mode: requires the Grove pathway, but workload provider "component" is selected`}},
-		{"inter-pod GMS requires vLLM backend", all(worker(interPod), func(m string) string { return strings.Replace(m, "backendFramework: vllm", "backendFramework: sglang", 1) }),
+		{"inter-pod GMS requires vLLM backend", all(worker(interPod), func(m string) string {
+			return strings.Replace(m, "backendFramework: vllm", "backendFramework: sglang", 1)
+		}),
 			[]string{`spec.components[1].experimental.gpuMemoryService.mode: the inter-pod GMS layout is currently supported only for vLLM (detected backend: sglang)`}},
 		{"intra-pod failover requires container discovery", worker("experimental: {gpuMemoryService: {mode: IntraPod}, failover: {mode: IntraPod}}"),
 			[]string{`metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: "": must be "container" when intra-pod failover is configured`}},

@@ -47,8 +47,10 @@ type Options struct {
 	namespace string
 	// cluster reads the cluster (nil: manifests only); context names it.
 	cluster func(ctx context.Context, exclude []string) (*preflight.Cluster, error)
-	context string
-	in      io.Reader
+	// existing GETs the DGDs the manifests would update (live only).
+	existing func(ctx context.Context, refs []raw.DeploymentRef) *raw.ExistingDeployments
+	context  string
+	in       io.Reader
 }
 
 // NewCmdPreflight builds the command. runF, when set, replaces the run step (tests).
@@ -136,8 +138,8 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 		if err != nil {
 			return cmdutil.WithHint(fmt.Errorf("read the kubeconfig: %w", err), "Try: kubectl dynamo preflight -f MANIFEST --no-cluster, or --nodes-from capture.yaml")
 		}
-		raw, _ := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
-		o.context = raw.CurrentContext
+		rawCfg, _ := f.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+		o.context = rawCfg.CurrentContext
 		if f.ConfigFlags.Context != nil && *f.ConfigFlags.Context != "" {
 			o.context = *f.ConfigFlags.Context
 		}
@@ -155,6 +157,9 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command) error {
 				return nil, err
 			}
 			return preflight.ClusterFrom(r, exclude), nil
+		}
+		o.existing = func(ctx context.Context, refs []raw.DeploymentRef) *raw.ExistingDeployments {
+			return kube.ReadDeployments(ctx, api, refs)
 		}
 	}
 	return nil //nolint:nilerr // no kubeconfig means no cluster to read, not a failure
@@ -201,6 +206,19 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		opts.Cluster = cl
 		opts.Sources = []model.SourceStatus{cl.Source}
+		if o.existing != nil {
+			var refs []raw.DeploymentRef
+			for _, m := range manifests {
+				refs = append(refs, raw.DeploymentRef{Namespace: m.Object.GetNamespace(), Name: m.Object.GetName(), APIVersion: m.Object.GetAPIVersion()})
+			}
+			ex := o.existing(ctx, refs)
+			for i := range manifests {
+				key := manifests[i].Object.GetNamespace() + "/" + manifests[i].Object.GetName()
+				manifests[i].Existing, manifests[i].ExistingChecked = ex.Objects[key], ex.Checked[key]
+			}
+			opts.Manifests = manifests
+			opts.Notes = append(opts.Notes, ex.Notes...)
+		}
 	}
 	opts.Context = o.context
 	r := preflight.Check(opts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,4 +114,48 @@ func listAllPages(ctx context.Context, api API, gvr schema.GroupVersionResource,
 		}
 		opts.Continue = l.GetContinue()
 	}
+}
+
+// Getter reads one object (a GET).
+type Getter interface {
+	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+}
+
+// Get implements Getter with one GET request.
+func (k *RESTAPI) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	return k.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// ReadDeployments GETs each DynamoGraphDeployment at the apiVersion its
+// manifest uses (the API server converts), so that preflight can apply the
+// webhook's update rules to the ones that exist. Not found is an answer (the
+// manifest creates the DGD); a GET that fails otherwise (RBAC, an unreachable
+// server, the version not served) leaves that DGD unchecked, with a note.
+func ReadDeployments(ctx context.Context, g Getter, refs []raw.DeploymentRef) *raw.ExistingDeployments {
+	out := &raw.ExistingDeployments{Objects: map[string]*unstructured.Unstructured{}, Checked: map[string]bool{}}
+	for _, r := range refs {
+		key := r.Namespace + "/" + r.Name
+		if out.Checked[key] {
+			continue
+		}
+		gvr := GVRDynamoGraphDeploymentV1beta1
+		if strings.HasSuffix(r.APIVersion, "/v1alpha1") {
+			gvr = GVRDynamoGraphDeploymentV1alpha1
+		}
+		u, err := g.Get(ctx, gvr, r.Namespace, r.Name)
+		switch {
+		case err == nil:
+			out.Objects[key], out.Checked[key] = u, true
+		case apierrors.IsNotFound(err):
+			out.Checked[key] = true
+		default:
+			why := readReason(err)
+			if apierrors.IsForbidden(err) {
+				why = "forbidden by RBAC: preflight needs get on dynamographdeployments.nvidia.com (docs/rbac.md)"
+			}
+			out.Notes = append(out.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceKubernetes, Deployment: key,
+				Message: fmt.Sprintf("cannot read the existing DynamoGraphDeployment (%s): the webhook's update rules were not checked, and the hints hold for a new deployment", why)})
+		}
+	}
+	return out
 }
