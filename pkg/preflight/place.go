@@ -287,7 +287,8 @@ func (c *checker) checkJoint() bool {
 			}
 		}
 		// A component short by itself has its own finding.
-		if js.need > js.free && !(len(js.comps) == 1 && c.alone[js.comps[0].name] < js.comps[0].replicas) {
+		shortAlone := len(js.comps) == 1 && c.alone[js.comps[0].name] < js.comps[0].replicas
+		if js.need > js.free && !shortAlone {
 			bad = append(bad, js)
 		}
 	}

@@ -23,8 +23,9 @@ import (
 type lifecycle int
 
 const (
-	// lifeUnknown: the cluster was not asked (offline, or the GET failed).
-	lifeUnknown lifecycle = iota
+	// lifeUnknown (the zero value): the cluster was not asked (offline, or
+	// the GET failed).
+	_ lifecycle = iota
 	// lifeCreate: no DGD of that namespace and name exists.
 	lifeCreate
 	// lifeUpdate: it exists; the webhook's update rules apply.

@@ -90,7 +90,7 @@ func TestGitOpsRecipe(t *testing.T) {
 	if annotate.ExitCode != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) || annotate.Stderr != "" {
 		t.Errorf("step 1: exit %d, want 2 and one annotation starting %q; stdout:\n%s\nstderr:\n%s", annotate.ExitCode, want, annotate.Stdout, annotate.Stderr)
 	}
-	if steps[1][1] == nil || steps[1][1][0] != "preflight.sarif" {
+	if len(steps[1][1]) != 1 || steps[1][1][0] != "preflight.sarif" {
 		t.Fatalf("step 2 does not write preflight.sarif: %v", steps[1])
 	}
 	report := cmdtest.Run(t, steps[1][0]...)
