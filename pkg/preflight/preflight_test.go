@@ -12,6 +12,7 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	srcmanifest "github.com/ai-dynamo/kubectl-dynamo/pkg/source/manifest"
 )
 
 // clusterYAML: zones a and b with two 8-GPU nodes each, zone c with one 8-GPU
@@ -118,9 +119,17 @@ type want struct {
 
 func check(t *testing.T, cluster *preflight.Cluster, manifest string) *preflight.Report {
 	t.Helper()
+	// Read as the command reads -f: with the line of each object and field.
+	f, err := srcmanifest.Parse([]byte(manifest), "test.yaml", srcmanifest.Options{Index: func(map[string]any) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ms []preflight.Manifest
-	for _, u := range objects(t, manifest) {
-		ms = append(ms, preflight.Manifest{Object: u, Source: "test.yaml"})
+	for _, d := range f.Docs {
+		if d.Object == nil {
+			continue
+		}
+		ms = append(ms, preflight.Manifest{Object: &unstructured.Unstructured{Object: d.Object}, Source: "test.yaml", Line: d.Line, Fields: d.Fields})
 	}
 	return preflight.Check(preflight.Options{Manifests: ms, Cluster: cluster})
 }
