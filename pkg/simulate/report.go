@@ -36,6 +36,10 @@ type Report struct {
 	Trace TraceInfo `json:"trace"`
 	// Engine is the engine model the timings come from (an approximation).
 	Engine EngineInfo `json:"engine"`
+	// KvCapacity is the prefix-cache capacity the deployment's workers run
+	// with (as deployed), per role, capacity and source: a worker's card's
+	// total_kv_blocks when it publishes one, else Engine.KvCapacityBlocks.
+	KvCapacity []PoolCapacity `json:"kvCapacity,omitempty"`
 	// Seed seeds every draw (ties, softmax sampling, synthetic traffic).
 	Seed uint64 `json:"seed,string"`
 	// Variants are the scenarios, the deployment as it is first.
@@ -59,8 +63,16 @@ type TraceInfo struct {
 	// Speedup divides the trace's inter-arrival times.
 	Speedup float64 `json:"speedup"`
 	// DurationMs is the virtual time from the first arrival to the last
-	// completion of the deployment-as-is variant.
+	// completion of the deployment-as-is variant (the drain's end).
 	DurationMs float64 `json:"durationMs"`
+	// SpanMs is the virtual time from the first arrival to the last (the
+	// trace's own span divided by Speedup); RequestRate the requests per
+	// second over it, and PromptTokensPerSecond and OutputTokensPerSecond the
+	// tokens (0 when every request arrives at once).
+	SpanMs                float64 `json:"spanMs"`
+	RequestRate           float64 `json:"requestRate"`
+	PromptTokensPerSecond float64 `json:"promptTokensPerSecond"`
+	OutputTokensPerSecond float64 `json:"outputTokensPerSecond"`
 	// InputTokens and OutputTokens are totals over the trace.
 	InputTokens  uint64 `json:"inputTokens"`
 	OutputTokens uint64 `json:"outputTokens"`
@@ -81,10 +93,30 @@ type EngineInfo struct {
 	KvTransferMsPerBlock            float64 `json:"kvTransferMsPerBlock"`
 	KvTransferMsPerBlockCrossDomain float64 `json:"kvTransferMsPerBlockCrossDomain"`
 	// KvCapacityBlocks is the default KV capacity of a worker (per dp rank)
-	// when its runtime config publishes none.
+	// when its runtime config publishes none; KvCapacitySource says where
+	// that default came from. Report.KvCapacity is what the workers use.
 	KvCapacityBlocks uint64 `json:"kvCapacityBlocks"`
 	// Source says where the parameters came from (defaults, a profile file).
+	Source           string `json:"source"`
+	KvCapacitySource string `json:"kvCapacitySource,omitempty"`
+}
+
+// PoolCapacity is the KV capacity of the workers of one role that share a
+// capacity and its source.
+type PoolCapacity struct {
+	// Role is prefill, decode or aggregated.
+	Role string `json:"role"`
+	// BlocksPerRank is each dp rank's prefix-cache capacity in blocks.
+	BlocksPerRank uint64 `json:"blocksPerRank"`
+	// Workers and Ranks count the workers and dp ranks with it.
+	Workers int `json:"workers"`
+	Ranks   int `json:"ranks"`
+	// Source is where it came from: KvSourceCards, or the engine model's
+	// KvCapacitySource.
 	Source string `json:"source"`
+	// Modelled is false for decode workers whose caches nothing reads
+	// (VariantResult.DecodeCachesModelled): their capacity changes no figure.
+	Modelled bool `json:"modelled"`
 }
 
 // VariantResult is one scenario's outcome.
@@ -103,6 +135,11 @@ type VariantResult struct {
 	Requests int `json:"requests"`
 	Routed   int `json:"routed"`
 	Failed   int `json:"failed"`
+	// NoDomainFailed counts the failed requests that have no domain: they
+	// failed before any worker was picked (the frontend refused them, the
+	// prefill hop found no worker, the prompt was empty). The others count in
+	// their prefill landing's DomainResult.Failed.
+	NoDomainFailed int `json:"noDomainFailed"`
 	// Failures counts failed requests by error kind (NoEndpoints,
 	// AllWorkersBusy, KvTransferFailed, …) and stage.
 	Failures []FailureCount `json:"failures,omitempty"`
@@ -225,11 +262,17 @@ type SeriesPoint struct {
 	StartMs float64 `json:"startMs"`
 	// Domains is parallel to VariantResult.Domains.
 	Domains []DomainPoint `json:"domains"`
+	// NoDomainFailed is the bucket's failed requests that have no domain
+	// (VariantResult.NoDomainFailed).
+	NoDomainFailed int `json:"noDomainFailed,omitempty"`
 }
 
 // DomainPoint is one domain in one bucket: requests whose prefill landed in
-// the domain in the bucket, failures, and the time-weighted mean load.
+// the domain in the bucket, failures, and the time-weighted mean load
+// (in-flight prefill requests, active decode sequences).
 type DomainPoint struct {
+	// Domain is the domain value (DomainResult.Value).
+	Domain      string  `json:"domain"`
 	Routed      int     `json:"routed"`
 	Failed      int     `json:"failed"`
 	PrefillLoad float64 `json:"prefillLoad"`

@@ -56,6 +56,7 @@ func (s *state) result() VariantResult {
 		dst := make([]DomainPoint, len(src))
 		for i, o := range order {
 			dst[i] = src[o]
+			dst[i].Domain = doms[o].Value
 		}
 		ser.Buckets[bi].Domains = dst
 	}

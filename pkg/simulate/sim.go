@@ -140,6 +140,17 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 			r.Trace.RouterBlockSize = st.plan.BlockSize()
 			r.Trace.DurationMs = st.end
 			r.Trace.InputTokens, r.Trace.OutputTokens = st.inTokens, st.outTokens
+			r.Trace.SpanMs = st.lastArrival
+			if sec := st.lastArrival / 1000; sec > 0 {
+				r.Trace.RequestRate = float64(st.requests) / sec
+				r.Trace.PromptTokensPerSecond = float64(st.inTokens) / sec
+				r.Trace.OutputTokensPerSecond = float64(st.outTokens) / sec
+			}
+			r.KvCapacity = st.capacity
+			for i := range r.KvCapacity {
+				c := &r.KvCapacity[i]
+				c.Modelled = c.Role != string(model.RoleDecode) || vr.DecodeCachesModelled
+			}
 			r.Assumptions = append(r.Assumptions, st.assumptions...)
 		}
 		r.Variants = append(r.Variants, vr)
@@ -313,6 +324,9 @@ type state struct {
 	end                 float64
 	assumptions         []string
 	evicted             []routecore.SequenceHash
+	// lastArrival is the latest arrival so far (virtual ms; the first is 0).
+	lastArrival float64
+	capacity    []PoolCapacity
 }
 
 func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantResult, *state, error) {
@@ -355,6 +369,7 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 		if err := s.advance(at); err != nil {
 			return VariantResult{}, nil, err
 		}
+		s.lastArrival = at
 		if err := s.arrive(tq, at, vi); err != nil {
 			return VariantResult{}, nil, err
 		}
@@ -439,10 +454,11 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 				}
 			}
 			start, end := w.Runtime.DpRange()
-			capacity := o.Engine.KvCapacityBlocks
+			capacity, source := o.Engine.KvCapacityBlocks, o.Engine.KvCapacitySource
 			if w.Runtime.TotalKvBlocks != nil && *w.Runtime.TotalKvBlocks > 0 {
-				capacity = *w.Runtime.TotalKvBlocks
+				capacity, source = *w.Runtime.TotalKvBlocks, KvSourceCards
 			}
+			s.addCapacity(string(m.Role), capacity, cmp.Or(source, KvSourceDefault), int(end-start))
 			gpus := float64(max(m.Pod.GPUs, 1)) / float64(max(end-start, 1))
 			for r := start; r < end; r++ {
 				k := routecore.WorkerWithDpRank{WorkerID: w.ID, DpRank: r}
@@ -471,6 +487,19 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 		s.assumptions = append(s.assumptions, "the router runs in approximate mode (use_kv_events=false): its index is fed from its own routing decisions, not from KV events; router_ttl_secs expiry is not modelled, evictions follow the engine model")
 	}
 	return s
+}
+
+// addCapacity counts a worker of role with ranks dp ranks of capacity
+// blocks each, from source, in the report's per-pool capacities.
+func (s *state) addCapacity(role string, blocks uint64, source string, ranks int) {
+	for i := range s.capacity {
+		if c := &s.capacity[i]; c.Role == role && c.BlocksPerRank == blocks && c.Source == source {
+			c.Workers++
+			c.Ranks += ranks
+			return
+		}
+	}
+	s.capacity = append(s.capacity, PoolCapacity{Role: role, BlocksPerRank: blocks, Workers: 1, Ranks: ranks, Source: source})
 }
 
 func (s *state) domain(v string) int {
@@ -886,6 +915,9 @@ func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 	if preDom >= 0 {
 		s.vrDomain(preDom).Failed++
 		s.ser.at(r.arrival).failed[preDom]++
+	} else {
+		s.vr.NoDomainFailed++
+		s.ser.at(r.arrival).noDomainFailed++
 	}
 	s.end = max(s.end, r.arrival)
 }

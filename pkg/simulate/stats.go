@@ -122,6 +122,7 @@ type series struct {
 
 type bucket struct {
 	routed, failed []int
+	noDomainFailed int
 	prefill        []float64 // load × ms
 	decode         []float64
 }
@@ -155,6 +156,7 @@ func (s *series) merge() {
 		b := s.buckets[i]
 		if i+1 < len(s.buckets) {
 			c := s.buckets[i+1]
+			b.noDomainFailed += c.noDomainFailed
 			for d := range b.routed {
 				b.routed[d] += c.routed[d]
 				b.failed[d] += c.failed[d]
@@ -193,7 +195,7 @@ func (s *series) area(d int, decode bool, v int, t0, t1 float64) {
 func (s *series) result() Series {
 	out := Series{BucketMs: s.width, Buckets: make([]SeriesPoint, len(s.buckets))}
 	for i, b := range s.buckets {
-		p := SeriesPoint{StartMs: float64(i) * s.width, Domains: make([]DomainPoint, s.domains)}
+		p := SeriesPoint{StartMs: float64(i) * s.width, Domains: make([]DomainPoint, s.domains), NoDomainFailed: b.noDomainFailed}
 		for d := range s.domains {
 			p.Domains[d] = DomainPoint{Routed: b.routed[d], Failed: b.failed[d], PrefillLoad: b.prefill[d] / s.width, DecodeLoad: b.decode[d] / s.width}
 		}

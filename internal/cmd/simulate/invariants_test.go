@@ -128,6 +128,10 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 		if domFailed != v.WastedPrefills+transferFailures {
 			errorf("failures in domains %d, wasted prefills %d + transfer failures %d", domFailed, v.WastedPrefills, transferFailures)
 		}
+		// Every failed request has a domain, or is counted without one.
+		if domFailed+v.NoDomainFailed != v.Failed {
+			errorf("failures in domains %d + without a domain %d != failed %d", domFailed, v.NoDomainFailed, v.Failed)
+		}
 		// Workers: one pick per hop routed (two for a disaggregated request),
 		// plus the wasted prefills; the roles add up to the domains' counts.
 		picks, prefill, decode := 0, 0, 0
@@ -160,7 +164,7 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 			errorf("workers not in pod order")
 		}
 		// The series: each bucket holds every domain; routed and failed add up.
-		var sRouted, sFailed int
+		var sRouted, sFailed, sNoDomain int
 		for i, b := range v.Series.Buckets {
 			if len(b.Domains) != len(v.Domains) {
 				errorf("bucket %d has %d domains, the variant %d", i, len(b.Domains), len(v.Domains))
@@ -168,13 +172,17 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 			if i > 0 && b.StartMs <= v.Series.Buckets[i-1].StartMs {
 				errorf("buckets out of order at %d", i)
 			}
-			for _, p := range b.Domains {
+			for d, p := range b.Domains {
 				sRouted += p.Routed
 				sFailed += p.Failed
+				if d < len(values) && p.Domain != values[d] {
+					errorf("bucket %d entry %d names domain %q, the variant's domain %d is %q", i, d, p.Domain, d, values[d])
+				}
 			}
+			sNoDomain += b.NoDomainFailed
 		}
-		if sRouted != v.Routed || sFailed != domFailed {
-			errorf("series: routed %d (want %d), failed %d (want %d)", sRouted, v.Routed, sFailed, domFailed)
+		if sRouted != v.Routed || sFailed != domFailed || sNoDomain != v.NoDomainFailed {
+			errorf("series: routed %d (want %d), failed %d (want %d), failed without a domain %d (want %d)", sRouted, v.Routed, sFailed, domFailed, sNoDomain, v.NoDomainFailed)
 		}
 	}
 }

@@ -39,19 +39,13 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.Bold(fmt.Sprintf("%-11s", k+":")), v) }
 	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model), st.Bold("Dynamo:"), r.Dynamo.Short()))
-	t := r.Trace
-	traffic := fmt.Sprintf("%s (%s): %s requests, %s input + %s output tokens over %s", t.Source, t.Format, count(t.Requests),
-		count(int(t.InputTokens)), count(int(t.OutputTokens)), fmtDur(t.DurationMs))
-	if t.TraceBlockSize > 0 {
-		traffic += fmt.Sprintf("; hash ids of %d tokens hashed at the router's block size %d", t.TraceBlockSize, t.RouterBlockSize)
-	}
-	if t.Speedup != 1 {
-		traffic += fmt.Sprintf("; speedup ×%g", t.Speedup)
-	}
-	kv("Traffic", traffic)
+	kv("Traffic", trafficLine(r.Trace))
 	e := r.Engine
-	kv("Engine", fmt.Sprintf("%s prefill tok/s per GPU, decode step %g ms + %g ms per sequence, KV %s blocks per rank — %s; timings are estimates",
-		count(int(e.PrefillTokensPerSecondPerGPU)), e.DecodeStepMs, e.DecodeStepMsPerSequence, count(int(e.KvCapacityBlocks)), e.Source))
+	kv("Engine", fmt.Sprintf("%s prefill tok/s per GPU, decode step %g ms + %g ms per sequence — %s; timings are estimates",
+		count(int(e.PrefillTokensPerSecondPerGPU)), e.DecodeStepMs, e.DecodeStepMsPerSequence, e.Source))
+	if len(r.KvCapacity) > 0 {
+		kv("KV cache", kvCapacityLine(r.KvCapacity))
+	}
 	kv("Seed", strconv.FormatUint(r.Seed, 10))
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -64,8 +58,13 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 	if r.DomainKey != "" {
 		domain = strings.ToUpper(r.DomainKey)
 	}
+	legend := false
 	for _, v := range r.Variants {
 		b.Reset()
+		if !legend && len(v.Domains) > 0 {
+			fmt.Fprintf(&b, "\n%s\n", loadLegend)
+			legend = true
+		}
 		fmt.Fprintf(&b, "\n%s %s\n", st.Bold(v.Name+":"), headline(v))
 		for _, f := range v.Failures {
 			fmt.Fprintf(&b, "  %s %d %s at the %s hop, e.g. %s\n", st.Severity(model.SeverityError, "✗"), f.Count, f.Kind, f.Stage, f.Example)
@@ -112,6 +111,60 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// trafficLine says what was replayed: the requests and tokens, the span of
+// their arrivals and the rates over it (the trace's own, divided by
+// --speedup), and when the last request finished.
+func trafficLine(t simulate.TraceInfo) string {
+	s := fmt.Sprintf("%s (%s): %s requests, %s input + %s output tokens", t.Source, t.Format, count(t.Requests),
+		count(int(t.InputTokens)), count(int(t.OutputTokens)))
+	switch {
+	case t.SpanMs > 0:
+		s += fmt.Sprintf(", arriving over %s: %s req/s, %s prompt tok/s, %s output tok/s", fmtDur(t.SpanMs),
+			rate(t.RequestRate), rate(t.PromptTokensPerSecond), rate(t.OutputTokensPerSecond))
+	case t.Requests > 1:
+		s += ", all arriving at once"
+	}
+	if t.Speedup != 1 {
+		s += fmt.Sprintf(" (speedup ×%g: the trace's own span is %s)", t.Speedup, fmtDur(t.SpanMs*t.Speedup))
+	}
+	s += fmt.Sprintf("; the last finished at %s", fmtDur(t.DurationMs))
+	if t.TraceBlockSize > 0 {
+		s += fmt.Sprintf("; hash ids of %d tokens hashed at the router's block size %d", t.TraceBlockSize, t.RouterBlockSize)
+	}
+	return s
+}
+
+// kvCapacityLine says the prefix-cache capacity each pool's workers run
+// with and where it came from.
+func kvCapacityLine(caps []simulate.PoolCapacity) string {
+	parts := make([]string, 0, len(caps))
+	for _, c := range caps {
+		p := fmt.Sprintf("%s %s blocks per rank on %s worker(s), from %s", c.Role, count(int(c.BlocksPerRank)), count(c.Workers), c.Source)
+		if !c.Modelled {
+			p += " (not modelled: no decision reads a decode cache)"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rate prints a rate with three significant figures at most (2.78, 38.6,
+// 41,234).
+func rate(v float64) string {
+	switch {
+	case v <= 0:
+		return "0"
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return count(int(v + 0.5))
+}
+
+// loadLegend explains the load columns of the per-domain tables.
+const loadLegend = "Load columns: prefill = requests queued or prefilling, decode = sequences decoding, summed over the domain's workers; mean over time / 95th percentile / peak"
 
 // headline says in one line what happened to the variant's requests.
 func headline(v simulate.VariantResult) string {
@@ -161,6 +214,10 @@ func domainTable(v simulate.VariantResult, domain string) *printers.Table {
 	for _, d := range v.Domains {
 		t.AddRow("  "+d.Value, fmt.Sprintf("%d/%d", d.PrefillWorkers, d.DecodeWorkers), count(d.PrefillPicks), count(d.DecodePicks), count(d.Failed),
 			loadStats(d.PrefillLoad), loadStats(d.DecodeLoad))
+	}
+	if v.NoDomainFailed > 0 {
+		// Requests that failed before any worker was picked: no domain.
+		t.AddRow("  (no domain)", "-", "-", "-", count(v.NoDomainFailed), "-", "-")
 	}
 	return t
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -272,6 +273,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		}
 		if c := p.CapacityBlocks(max(o.BlockSize, 16)); p.KvCapacityBlocks > 0 || (p.KvCapacityTokens > 0 && c > 0) {
 			o.engine.KvCapacityBlocks = c
+			o.engine.KvCapacitySource = "--engine-profile " + o.EngineProfile
 		}
 		if err := o.engine.Validate(); err != nil {
 			return cmdutil.FlagErrorf("--engine-profile %s: %v", o.EngineProfile, err)
@@ -279,6 +281,7 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 	}
 	if o.KvCapacity > 0 {
 		o.engine.KvCapacityBlocks = o.KvCapacity
+		o.engine.KvCapacitySource = "--kv-capacity-blocks"
 	}
 	share, err := parseFailOn(o.FailOn)
 	if err != nil {
@@ -396,6 +399,9 @@ func (o *Options) Run(ctx context.Context) error {
 		return simErr(err)
 	}
 	r.Assumptions = append(r.Assumptions, kvNotes...)
+	if o.KvCapacity > 0 && !slices.ContainsFunc(r.KvCapacity, func(c simulate.PoolCapacity) bool { return c.Source == "--kv-capacity-blocks" }) {
+		r.Assumptions = append(r.Assumptions, fmt.Sprintf("--kv-capacity-blocks %d changes nothing: every worker's card publishes its total_kv_blocks, which the simulation uses", o.KvCapacity))
+	}
 	notes := snapNotes(snap, dep)
 	if o.export != nil {
 		if err := o.exportDynoSim(dep, r); err != nil {
