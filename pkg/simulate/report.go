@@ -42,6 +42,9 @@ type Report struct {
 	KvCapacity []PoolCapacity `json:"kvCapacity,omitempty"`
 	// Seed seeds every draw (ties, softmax sampling, synthetic traffic).
 	Seed uint64 `json:"seed,string"`
+	// SaturationThreshold is the utilisation from which a stage counts as
+	// saturated (VariantResult.Saturation).
+	SaturationThreshold float64 `json:"saturationThreshold"`
 	// Variants are the scenarios, the deployment as it is first.
 	Variants []VariantResult `json:"variants"`
 	// Assumptions say what the model assumed where it could not see.
@@ -60,8 +63,13 @@ type TraceInfo struct {
 	// RouterBlockSize the KV block size the router hashes with.
 	TraceBlockSize  int `json:"traceBlockSize,omitempty"`
 	RouterBlockSize int `json:"routerBlockSize"`
-	// Speedup divides the trace's inter-arrival times.
-	Speedup float64 `json:"speedup"`
+	// Speedup divides the trace's inter-arrival times; TargetRate is the
+	// --rate it was derived from (0: given as is).
+	Speedup    float64 `json:"speedup"`
+	TargetRate float64 `json:"targetRate,omitempty"`
+	// DurationLimitMs is --duration: the traffic ends at the last arrival
+	// within it (0: the whole trace).
+	DurationLimitMs float64 `json:"durationLimitMs,omitempty"`
 	// DurationMs is the virtual time from the first arrival to the last
 	// completion of the deployment-as-is variant (the drain's end).
 	DurationMs float64 `json:"durationMs"`
@@ -170,6 +178,16 @@ type VariantResult struct {
 	// disaggregation): the transferred blocks are then not stored, and decode
 	// workers' cache figures are not computed.
 	DecodeCachesModelled bool `json:"decodeCachesModelled"`
+	// Saturation is each stage's load against its capacity, for the pool and
+	// per domain (empty when every request arrived at once);
+	// QueueDominated says that one of them is saturated, so that latencies
+	// are mostly waiting and the KV hit rate is depressed by it (a turn
+	// arrives before its previous prefill ran); SlowDown is the factor by
+	// which the traffic must be slowed for every stage to fall to the
+	// threshold (1 when none is above it).
+	Saturation     []Saturation `json:"saturation,omitempty"`
+	QueueDominated bool         `json:"queueDominated"`
+	SlowDown       float64      `json:"slowDown"`
 	// TTFTMs and E2EMs are model estimates (see Engine), over routed requests.
 	TTFTMs Percentiles `json:"ttftMs"`
 	E2EMs  Percentiles `json:"e2eMs"`

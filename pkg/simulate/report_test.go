@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,4 +133,45 @@ func runWith(dep *model.Deployment, eng Engine, reqs []trace.Request, o Options)
 	o.Deployment, o.Engine, o.Open = dep, eng, opener(reqs)
 	o.Base = explain.Options{Seed: 5, AssumeIdle: true}
 	return Run(context.Background(), o)
+}
+
+// TestRateAndDuration: --rate scales the trace to a mean rate, --duration
+// cuts it. Ten requests one second apart have their own rate of 10 over 9 s,
+// 1.111/s: --rate 2 is a speedup of 2 / (10/9) = 1.8 and a span of 9/1.8 =
+// 5 s. --duration 4s keeps the arrivals at 0 to 4 s (five requests); with
+// --rate 2 the first 4 s of the scaled trace, arrivals at 0, 0.56, …, 3.89 s
+// (eight requests).
+func TestRateAndDuration(t *testing.T) {
+	dep := syntheticDeployment(1, 1, []string{"z"})
+	reqs := everySecond(10, 100, 2)
+	for _, tc := range []struct {
+		name           string
+		o              Options
+		requests       int
+		speedup, spanS float64
+	}{
+		{"rate", Options{Rate: 2}, 10, 1.8, 5},
+		{"duration", Options{DurationMs: 4000}, 5, 1, 4},
+		{"both", Options{Rate: 2, DurationMs: 4000}, 8, 1.8, 7 / 1.8},
+		{"max-requests first", Options{Rate: 2, MaxRequests: 4}, 4, 2.0 / (4.0 / 3), 3 / (2.0 / (4.0 / 3))},
+	} {
+		r, err := runWith(dep, DefaultEngine(), reqs, tc.o)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if tr := r.Trace; tr.Requests != tc.requests || !near(tr.Speedup, tc.speedup) || !near(tr.SpanMs, tc.spanS*1000) ||
+			tr.TargetRate != tc.o.Rate || tr.DurationLimitMs != tc.o.DurationMs {
+			t.Errorf("%s: %d requests at speedup %v over %v ms; want %d, %v, %v ms", tc.name, tr.Requests, tr.Speedup, tr.SpanMs, tc.requests, tc.speedup, tc.spanS*1000)
+		}
+	}
+	// A trace arriving at one instant has no rate to scale.
+	burst := []trace.Request{{Tokens: seqTokens(10, 1), OutputTokens: 1}, {Tokens: seqTokens(10, 50), OutputTokens: 1}}
+	if _, err := runWith(dep, DefaultEngine(), burst, Options{Rate: 2}); err == nil || !strings.Contains(err.Error(), "arrive at one instant") {
+		t.Errorf("--rate on a burst: %v", err)
+	}
+	for _, bad := range []float64{-1, 2e6, math.NaN()} {
+		if _, err := runWith(dep, DefaultEngine(), reqs, Options{Rate: bad}); err == nil || !strings.Contains(err.Error(), "--rate must be") {
+			t.Errorf("--rate %v: %v", bad, err)
+		}
+	}
 }

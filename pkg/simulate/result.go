@@ -15,6 +15,11 @@ func (s *state) result() VariantResult {
 		vr.HitRate = float64(vr.CachedBlocks) / float64(vr.PromptBlocks)
 	}
 	vr.TTFTMs, vr.E2EMs = s.ttft.percentiles(), s.e2e.percentiles()
+	vr.Saturation = s.saturation(s.o.SaturationThreshold)
+	for _, st := range vr.Saturation {
+		vr.QueueDominated = vr.QueueDominated || st.Saturated
+		vr.SlowDown = max(vr.SlowDown, st.SlowDown)
+	}
 	for _, fc := range s.fail {
 		vr.Failures = append(vr.Failures, *fc)
 	}

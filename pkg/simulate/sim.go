@@ -38,8 +38,19 @@ type Options struct {
 	Trace TraceInfo
 	// Speedup divides inter-arrival times (2 replays twice as fast); 0 means 1.
 	Speedup float64
+	// Rate, when set, replaces Speedup: the arrivals are scaled so that the
+	// trace's mean rate (its requests over the span of their arrivals, up to
+	// MaxRequests) becomes Rate requests per second. It reads the trace once
+	// more, before the variants.
+	Rate float64
+	// DurationMs, when set, ends the traffic at the last arrival within
+	// DurationMs of the first (virtual ms, after the scaling).
+	DurationMs float64
 	// MaxRequests stops reading the trace after this many requests (0: all).
 	MaxRequests int
+	// SaturationThreshold is the utilisation from which a stage counts as
+	// saturated (Saturation); 0 means DefaultSaturationThreshold.
+	SaturationThreshold float64
 	// Progress, when set, is called every ProgressEvery requests and at the
 	// end of each variant.
 	Progress      func(Progress)
@@ -54,8 +65,11 @@ type Progress struct {
 	VariantIndex int
 	Variants     int
 	Requests     int
-	VirtualMs    float64
-	Done         bool
+	// Total is the requests the variant will replay, when known (after the
+	// first variant, or from the trace's pre-read); 0 otherwise.
+	Total     int
+	VirtualMs float64
+	Done      bool
 }
 
 // testHookEnd, set by tests, sees each variant's state when its run ends.
@@ -111,6 +125,34 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 	if o.Speedup == 0 {
 		o.Speedup = 1
 	}
+	if o.SaturationThreshold == 0 {
+		o.SaturationThreshold = DefaultSaturationThreshold
+	}
+	if !(o.SaturationThreshold > 0 && o.SaturationThreshold <= 1) {
+		return nil, fmt.Errorf("simulate: saturation threshold %v is not a share in (0, 1]", o.SaturationThreshold)
+	}
+	if err := ValidateDuration(o.DurationMs); err != nil {
+		return nil, err
+	}
+	var total int
+	if o.Rate != 0 || o.Progress != nil {
+		// The trace's own rate (--rate) and its length (the first variant's
+		// progress): one read before the variants.
+		st, err := scanTrace(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if o.DurationMs == 0 {
+			total = st.requests
+		}
+		if o.Rate != 0 {
+			sp, err := speedupForRate(o.Rate, st)
+			if err != nil {
+				return nil, err
+			}
+			o.Speedup = sp
+		}
+	}
 	if err := ValidateSpeedup(o.Speedup); err != nil {
 		return nil, err
 	}
@@ -119,6 +161,7 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 		APIVersion: APIVersion, Kind: Kind,
 		Deployment: dep.Name, Namespace: dep.Namespace,
 		Engine: o.Engine.Info(), Seed: o.Base.Seed, Trace: o.Trace,
+		SaturationThreshold: o.SaturationThreshold,
 	}
 	if o.Snapshot != nil {
 		r.Context = o.Snapshot.Context
@@ -127,12 +170,14 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 		r.DomainKey = dep.Policy.Domain
 	}
 	r.Trace.Speedup = o.Speedup
+	r.Trace.TargetRate, r.Trace.DurationLimitMs = o.Rate, o.DurationMs
 	variants := append([]Variant{{Spec: "as deployed"}}, o.Variants...)
 	for i, v := range variants {
-		vr, st, err := runVariant(ctx, o, i, len(variants), v)
+		vr, st, err := runVariant(ctx, o, i, len(variants), v, total)
 		if err != nil {
 			return nil, variantErr(i, v, err)
 		}
+		total = st.requests
 		if i == 0 {
 			r.Model = st.plan.Model()
 			r.Dynamo = st.plan.Dynamo()
@@ -191,6 +236,12 @@ type unit struct {
 	decVer  uint64
 
 	inDecode int
+
+	// prefills and decodes say which stages the unit serves (Saturation);
+	// prefillTokens and decodeTokens are the work it did: prompt tokens
+	// prefilled (not held by its cache) and output tokens decoded.
+	prefills, decodes           bool
+	prefillTokens, decodeTokens float64
 }
 
 type workerStat struct {
@@ -327,9 +378,12 @@ type state struct {
 	// lastArrival is the latest arrival so far (virtual ms; the first is 0).
 	lastArrival float64
 	capacity    []PoolCapacity
+	// refusedPrefillTokens is the prompt tokens of the requests the prefill
+	// hop refused (Saturation).
+	refusedPrefillTokens float64
 }
 
-func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantResult, *state, error) {
+func runVariant(ctx context.Context, o Options, vi, nv int, v Variant, total int) (VariantResult, *state, error) {
 	dep, eo, err := v.apply(o.Deployment, o.Base)
 	if err != nil {
 		return VariantResult{}, nil, err
@@ -362,6 +416,9 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 		if at < s.now {
 			at = s.now // arrivals out of order are taken when they are read
 		}
+		if o.DurationMs > 0 && at > o.DurationMs {
+			break
+		}
 		if !(at <= MaxVirtualMs) {
 			return VariantResult{}, nil, fmt.Errorf("trace request %d arrives %s after the first at --speedup %g, past the simulator's horizon of %s of virtual time: raise --speedup, or replay less of the trace (--max-requests)",
 				s.requests+1, fmtVirtual(at), o.Speedup, fmtVirtual(MaxVirtualMs))
@@ -378,7 +435,7 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 				return VariantResult{}, nil, err
 			}
 			if o.Progress != nil {
-				o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now})
+				o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, Total: total, VirtualMs: s.now})
 			}
 		}
 	}
@@ -392,7 +449,7 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 		testHookEnd(s)
 	}
 	if o.Progress != nil {
-		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now, Done: true})
+		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, Total: total, VirtualMs: s.now, Done: true})
 	}
 	vr := s.result()
 	return vr, s, nil
@@ -462,7 +519,8 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 			gpus := float64(max(m.Pod.GPUs, 1)) / float64(max(end-start, 1))
 			for r := start; r < end; r++ {
 				k := routecore.WorkerWithDpRank{WorkerID: w.ID, DpRank: r}
-				u := &unit{key: k, worker: wi, gpus: max(gpus, 1), cache: newLRU(capacity)}
+				u := &unit{key: k, worker: wi, gpus: max(gpus, 1), cache: newLRU(capacity),
+					prefills: p == 0 || len(prefill) == 0 || ri.Config.ConditionalDisaggEnabled, decodes: p == 1}
 				s.units[k] = u
 				s.workers[wi].units = append(s.workers[wi].units, u)
 				s.base[k] = w.Loads[r]
@@ -905,6 +963,10 @@ func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode
 
 func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 	s.vr.Failed++
+	if stage == routecore.StagePrefill {
+		// Load the prefill pool was offered and did not take.
+		s.refusedPrefillTokens += float64(r.isl)
+	}
 	k := [2]string{stage, kind}
 	fc := s.fail[k]
 	if fc == nil {
@@ -962,6 +1024,7 @@ func (s *state) startPrefill(u *unit) {
 	// prefix finished): the engine reuses what it holds now.
 	hit := u.cache.prefix(r.seq)
 	newTokens := max(r.isl-hit*s.bs, 0)
+	u.prefillTokens += float64(newTokens)
 	ms := float64(newTokens) / (s.eng.PrefillTokensPerSecondPerGPU * u.gpus) * 1000
 	s.push(event{t: s.now + ms, kind: evPrefillDone, u: u, r: r})
 }
@@ -1057,6 +1120,7 @@ func (s *state) decodeStart(u *unit, r *req) {
 	s.dirty[u.key] = true
 	s.decAdvance(u)
 	s.bump(u, 0, 1)
+	u.decodeTokens += float64(r.osl)
 	heap.Push(&u.decHeap, decEntry{target: u.decG + float64(r.osl), r: r})
 	r.firstTok = s.now + s.eng.stepMs(u.decHeap.Len())
 	s.ttft.add(r.firstTok - r.arrival)

@@ -1,8 +1,11 @@
 package simulate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,8 +54,18 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
+	// Saturation first: when a stage runs at or above the threshold, the
+	// figures below are queueing, and the table says so before them.
+	if err := printSaturation(w, r, wide, st); err != nil {
+		return err
+	}
 	if err := comparison(r, st).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(r.Variants, func(v simulate.VariantResult) bool { return v.QueueDominated }) {
+		if _, err := fmt.Fprintf(w, "* queue-dominated: a stage runs at or above %s of its capacity (Saturation above), so these latencies are mostly waiting and the KV hit rate is depressed by it (a turn arrives before its previous prefill ran)\n", pctAny(r.SaturationThreshold)); err != nil {
+			return err
+		}
 	}
 	domain := "DOMAIN"
 	if r.DomainKey != "" {
@@ -166,6 +179,115 @@ func rate(v float64) string {
 // loadLegend explains the load columns of the per-domain tables.
 const loadLegend = "Load columns: prefill = requests queued or prefilling, decode = sequences decoding, summed over the domain's workers; mean over time / 95th percentile / peak"
 
+// printSaturation writes the stages' load against their capacity: the
+// saturated ones first and alone (every one with -o wide), or one line
+// saying that none is.
+func printSaturation(w io.Writer, r *simulate.Report, wide bool, st cmdutil.Style) error {
+	th := pctAny(r.SaturationThreshold)
+	var top *simulate.Saturation
+	var topVariant string
+	saturated := 0
+	for _, v := range r.Variants {
+		for i := range v.Saturation {
+			s := &v.Saturation[i]
+			if s.Saturated {
+				saturated++
+			}
+			if !s.Unbounded && (top == nil || s.Utilisation > top.Utilisation) {
+				top, topVariant = s, v.Name
+			}
+		}
+	}
+	if top == nil {
+		why := "no worker serves the traffic, so there is no capacity to compare it with"
+		if r.Trace.SpanMs == 0 {
+			why = "every request arrives at once, so the traffic has no rate to compare with capacity"
+		}
+		_, err := fmt.Fprintf(w, "%s %s\n\n", st.Bold("Saturation:"), why)
+		return err
+	}
+	if saturated == 0 {
+		if _, err := fmt.Fprintf(w, "%s every stage below %s of its capacity under the engine model (highest: %s %s at %s, %s)\n", st.Bold("Saturation:"), th,
+			top.Stage, domainWords(top.Domain), pctAny(top.Utilisation), topVariant); err != nil {
+			return err
+		}
+		if !wide {
+			_, err := io.WriteString(w, "\n")
+			return err
+		}
+	} else {
+		if _, err := fmt.Fprintf(w, "%s %s %d stage(s) at or above %s of their capacity under the engine model: the traffic queues, and the figures marked * below are queue-dominated\n",
+			st.Bold("Saturation:"), st.Severity(model.SeverityError, "✗"), saturated, th); err != nil {
+			return err
+		}
+	}
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "  Variant"}, {Header: "Stage"}, {Header: "Domain"}, {Header: "Load"}, {Header: "Work / Capacity (tok/s)"},
+		{Header: "Offered (no cache)"}, {Header: "To be stable"},
+	}}
+	for _, v := range r.Variants {
+		for _, s := range v.Saturation {
+			if !s.Saturated && !wide {
+				continue
+			}
+			load, capacity, offered := pctAny(s.Utilisation), rate(s.CapacityTokensPerSecond), "-"
+			if s.Unbounded {
+				load, capacity = "-", "unbounded"
+			}
+			if s.Domain == "" && !s.Unbounded {
+				offered = fmt.Sprintf("%s (%s)", rate(s.OfferedTokensPerSecond), pctAny(s.OfferedUtilisation))
+			}
+			if s.Saturated {
+				load = st.Severity(model.SeverityError, load)
+			}
+			t.AddRow("  "+v.Name, s.Stage, cmp.Or(s.Domain, "(pool)"), load, rate(s.WorkTokensPerSecond)+" / "+capacity, offered, stable(r, s))
+		}
+	}
+	if err := t.Render(w, printers.TableOptions{HeaderStyle: st.Bold}); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// stable says what makes a saturated stage stable: the traffic slowed (for
+// the pool), or workers added (where).
+func stable(r *simulate.Report, s simulate.Saturation) string {
+	if !s.Saturated {
+		return "-"
+	}
+	add := fmt.Sprintf("add %d %s worker(s)", s.AddWorkers, s.Role)
+	if s.Domain != "" {
+		return fmt.Sprintf("%s in %s (%s+%d@%s)", add, s.Domain, s.Role, s.AddWorkers, s.Domain)
+	}
+	slow := fmt.Sprintf("slow the traffic ×%.2f (--speedup %s", s.SlowDown, shortFloat(r.Trace.Speedup/s.SlowDown))
+	if r.Trace.RequestRate > 0 {
+		slow += ", or --rate " + shortFloat(r.Trace.RequestRate/s.SlowDown)
+	}
+	return slow + ") or " + add
+}
+
+// domainWords names a saturation row's domain: the pool, or a value.
+func domainWords(d string) string {
+	if d == "" {
+		return "pool"
+	}
+	return "in " + d
+}
+
+// pctAny prints a share as a whole percentage, above 100 % too.
+func pctAny(f float64) string {
+	if f > 0 && f < 0.01 {
+		return "<1%"
+	}
+	return strconv.FormatFloat(math.Round(f*100), 'f', 0, 64) + "%"
+}
+
+// shortFloat prints a flag value with three significant figures.
+func shortFloat(v float64) string {
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
 // headline says in one line what happened to the variant's requests.
 func headline(v simulate.VariantResult) string {
 	s := fmt.Sprintf("%s of %s requests routed", count(v.Routed), count(v.Requests))
@@ -200,8 +322,12 @@ func comparison(r *simulate.Report, st cmdutil.Style) *printers.Table {
 			cross = fmt.Sprintf("%s (%s)", count(v.CrossDomainTransfers), pct(float64(v.CrossDomainTransfers)/float64(n)))
 		}
 		served := fmt.Sprintf("%d disagg, %d agg, %d bypassed", v.Disaggregated, v.Aggregated, v.Bypassed)
-		t.AddRow(v.Name, string(v.RouterMode), v.Enforcement, count(v.Routed), failed, cross, pct(v.HitRate),
-			ms(v.TTFTMs.P50)+" / "+ms(v.TTFTMs.P99), ms(v.E2EMs.P50)+" / "+ms(v.E2EMs.P99), served, count(int(v.EvictedBlocks)))
+		mark := ""
+		if v.QueueDominated {
+			mark = "*"
+		}
+		t.AddRow(v.Name, string(v.RouterMode), v.Enforcement, count(v.Routed), failed, cross, pct(v.HitRate)+mark,
+			ms(v.TTFTMs.P50)+" / "+ms(v.TTFTMs.P99)+mark, ms(v.E2EMs.P50)+" / "+ms(v.E2EMs.P99)+mark, served, count(int(v.EvictedBlocks)))
 	}
 	return t
 }

@@ -54,6 +54,8 @@ type Options struct {
 	Synthetic      string
 	Tokenizer      string
 	Speedup        float64
+	Rate           float64
+	Duration       time.Duration
 	MaxRequests    int
 	Seed           uint64
 	Variants       []string
@@ -156,6 +158,8 @@ allows, 1 error.`,
 	fl.StringVar(&o.Synthetic, "synthetic", "", "Synthetic traffic instead of a trace: rate=R,isl=N|LO-HI,osl=N|LO-HI,prefix-share=F,prefixes=N,duration=D|requests=N")
 	fl.StringVar(&o.Tokenizer, "tokenizer", "", "Tokenizer for a texts trace: a tokenizer.json path or a Hugging Face model id in the local cache (default: the served model)")
 	fl.Float64Var(&o.Speedup, "speedup", o.Speedup, "Divide the trace's inter-arrival times (2 replays twice as fast)")
+	fl.Float64Var(&o.Rate, "rate", 0, "Scale the trace to this mean rate in requests/s (instead of --speedup; the trace is read once more to measure its own)")
+	fl.DurationVar(&o.Duration, "duration", 0, "Replay only the arrivals within this time of the first (after --speedup or --rate), e.g. 10m")
 	fl.IntVar(&o.MaxRequests, "max-requests", 0, "Replay at most this many requests (0: the whole trace)")
 	fl.Uint64Var(&o.Seed, "seed", 0, "Seed for the router's random picks (ties, sampling) and synthetic traffic")
 	fl.StringArrayVar(&o.Variants, "variant", nil, "A what-if to compare (repeatable): "+simulate.VariantKeys)
@@ -327,6 +331,20 @@ func (o *Options) Validate() error {
 	if err := simulate.ValidateSpeedup(o.Speedup); err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}
+	if o.cmd != nil && o.cmd.Flags().Changed("rate") {
+		if o.cmd.Flags().Changed("speedup") {
+			return cmdutil.FlagErrorf("--rate and --speedup cannot be combined: --rate sets the speedup that gives the trace that rate")
+		}
+		if !(o.Rate >= simulate.MinRate && o.Rate <= simulate.MaxRate) {
+			return cmdutil.FlagErrorf("--rate must be a number of requests per second from 1e-6 to 1e6, got %v", o.Rate)
+		}
+	}
+	if o.Duration < 0 {
+		return cmdutil.FlagErrorf("--duration must not be negative, got %s", o.Duration)
+	}
+	if err := simulate.ValidateDuration(float64(o.Duration) / float64(time.Millisecond)); err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
 	if o.MaxRequests < 0 {
 		return cmdutil.FlagErrorf("--max-requests must not be negative")
 	}
@@ -390,7 +408,8 @@ func (o *Options) Run(ctx context.Context) error {
 	progress := o.progress()
 	r, err := simulate.Run(ctx, simulate.Options{
 		Snapshot: snap, Deployment: dep, Base: o.base, KV: kv, Variants: o.variants, Engine: o.engine,
-		Open: open, Trace: info, Speedup: o.Speedup, MaxRequests: o.MaxRequests, Progress: progress,
+		Open: open, Trace: info, Speedup: o.Speedup, Rate: o.Rate, DurationMs: float64(o.Duration) / float64(time.Millisecond),
+		MaxRequests: o.MaxRequests, Progress: progress,
 	})
 	if progress != nil {
 		progress(simulate.Progress{Done: true, VariantIndex: -1})
