@@ -84,6 +84,10 @@ type TraceInfo struct {
 	// InputTokens and OutputTokens are totals over the trace.
 	InputTokens  uint64 `json:"inputTokens"`
 	OutputTokens uint64 `json:"outputTokens"`
+	// Warnings say what in the trace may not replay as it meant (hash ids
+	// covering less of a prompt than its input_length at the trace block
+	// size).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // EngineInfo is the engine model and where each parameter came from.
@@ -131,8 +135,11 @@ type PoolCapacity struct {
 type VariantResult struct {
 	// Name is how the variant is shown ("as deployed", or its spec).
 	Name string `json:"name"`
-	// Changes lists what the variant changed, one what-if per entry.
+	// Changes lists what the variant changed, one what-if per entry; Notes
+	// what of it changed nothing, and the domain values its added workers
+	// make new.
 	Changes []string `json:"changes,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 	// RouterMode is the frontend router mode the variant ran.
 	RouterMode routecore.RouterMode `json:"routerMode"`
 	// Enforcement is the transfer enforcement in effect ("required",

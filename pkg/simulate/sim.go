@@ -172,11 +172,30 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 	r.Trace.Speedup = o.Speedup
 	r.Trace.TargetRate, r.Trace.DurationLimitMs = o.Rate, o.DurationMs
 	variants := append([]Variant{{Spec: "as deployed"}}, o.Variants...)
+	// Every variant's plan first: a what-if that cannot apply, or that
+	// changes nothing, is an error before anything is replayed.
+	deps := make([]*model.Deployment, len(variants))
+	plans := make([]*explain.Plan, len(variants))
+	notes := make([][]string, len(variants))
 	for i, v := range variants {
-		vr, st, err := runVariant(ctx, o, i, len(variants), v, total)
+		d, plan, err := v.plan(o)
 		if err != nil {
 			return nil, variantErr(i, v, err)
 		}
+		deps[i], plans[i] = d, plan
+		if i > 0 {
+			if notes[i], err = v.check(dep, plans[0], plan); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, v := range variants {
+		vr, st, err := runVariant(ctx, o, i, len(variants), v, deps[i], plans[i], total)
+		if err != nil {
+			return nil, variantErr(i, v, err)
+		}
+		plans[i], deps[i] = nil, nil // each plan runs once (the run changes its loads)
+		vr.Notes = notes[i]
 		total = st.requests
 		if i == 0 {
 			r.Model = st.plan.Model()
@@ -186,6 +205,7 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 			r.Trace.DurationMs = st.end
 			r.Trace.InputTokens, r.Trace.OutputTokens = st.inTokens, st.outTokens
 			r.Trace.SpanMs = st.lastArrival
+			r.Trace.Warnings = st.traceWarnings
 			if sec := st.lastArrival / 1000; sec > 0 {
 				r.Trace.RequestRate = float64(st.requests) / sec
 				r.Trace.PromptTokensPerSecond = float64(st.inTokens) / sec
@@ -381,18 +401,25 @@ type state struct {
 	// refusedPrefillTokens is the prompt tokens of the requests the prefill
 	// hop refused (Saturation).
 	refusedPrefillTokens float64
+	traceWarnings        []string
 }
 
-func runVariant(ctx context.Context, o Options, vi, nv int, v Variant, total int) (VariantResult, *state, error) {
+// plan applies the variant to the deployment and plans its routing.
+func (v Variant) plan(o Options) (*model.Deployment, *explain.Plan, error) {
 	dep, eo, err := v.apply(o.Deployment, o.Base)
 	if err != nil {
-		return VariantResult{}, nil, err
+		return nil, nil, err
 	}
 	plan, err := explain.NewPlan(explain.Input{Snapshot: o.Snapshot, Deployment: dep, Options: eo})
 	if err != nil {
-		return VariantResult{}, nil, err
+		return nil, nil, err
 	}
+	return dep, plan, nil
+}
+
+func runVariant(ctx context.Context, o Options, vi, nv int, v Variant, dep *model.Deployment, plan *explain.Plan, total int) (VariantResult, *state, error) {
 	s := newState(o, plan, dep, v)
+	var err error
 	tr, err := o.Open()
 	if err != nil {
 		return VariantResult{}, nil, err
@@ -441,6 +468,9 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant, total int
 	}
 	if s.requests == 0 {
 		return VariantResult{}, nil, ErrNoTrace
+	}
+	if w, ok := tr.(trace.Warner); ok {
+		s.traceWarnings = w.Warnings()
 	}
 	if err := s.advance(math.Inf(1)); err != nil {
 		return VariantResult{}, nil, err

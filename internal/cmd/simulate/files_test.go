@@ -301,7 +301,7 @@ func TestSimulateProgress(t *testing.T) {
 				return
 			}
 			for i, v := range []string{"as deployed", "decode+1@us-east-1c", "enforcement=preferred,weight=0.5"} {
-				want := "\r\x1b[Ksimulate: variant " + string(rune('1'+i)) + "/3 " + v + ": 30 requests, "
+				want := "\r\x1b[Ksimulate: variant " + string(rune('1'+i)) + "/3 " + v + ": 30/30 requests (100%), "
 				if !strings.Contains(errOut, want) {
 					t.Errorf("stderr lacks %q:\n%q", want, errOut)
 				}
@@ -311,10 +311,19 @@ func TestSimulateProgress(t *testing.T) {
 			}
 		})
 	}
-	// Failing: the line is cleared before the error message.
-	_, errOut, code := runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "5", "--variant", "down=mars")
-	if code != 1 || !strings.Contains(errOut, "\r\x1b[Kerror: --variant \"down=mars\": down=zone=mars: no worker") {
-		t.Errorf("exit %d, stderr %q: the error does not start on a cleared line", code, errOut)
+	// Inside a variant (issue 31): requests done out of the total (known from
+	// a first read of the traffic), every 256 requests at most ten times a
+	// second — the first report of a variant is always drawn.
+	_, errOut, code := runStreams(t, true, "simulate", "--from-file", healthy, "--synthetic", "rate=50,isl=100-200,osl=4,requests=1000", "--fail-on", "none")
+	if code != 0 || !strings.Contains(errOut, "\r\x1b[Ksimulate: variant 1/1 as deployed: 256/1,000 requests (26%)") ||
+		!strings.Contains(errOut, "\r\x1b[Ksimulate: variant 1/1 as deployed: 1,000/1,000 requests (100%)") {
+		t.Errorf("exit %d, stderr %q: no progress inside the variant", code, errOut)
+	}
+	// A variant that cannot apply is refused before anything is replayed: no
+	// progress line, the error alone.
+	_, errOut, code = runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "5", "--variant", "down=mars")
+	if code != 1 || !strings.HasPrefix(errOut, "error: --variant \"down=mars\": down=zone=mars: no worker") {
+		t.Errorf("exit %d, stderr %q: want the error alone", code, errOut)
 	}
 	// The exit-2 message follows the cleared line.
 	_, errOut, code = runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "30")

@@ -31,6 +31,14 @@ func (o *Options) print(r *simulate.Report, notes []model.Note) error {
 				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", n.Source, n.Message)
 			}
 		}
+		for _, w := range r.Trace.Warnings {
+			fmt.Fprintf(o.IO.ErrOut, "warning: the trace: %s\n", w)
+		}
+		for _, v := range r.Variants {
+			for _, n := range v.Notes {
+				fmt.Fprintf(o.IO.ErrOut, "warning: %s: %s\n", v.Name, n)
+			}
+		}
 		return comparison(r, st).Render(o.IO.Out, printers.TableOptions{Wide: wide, NoHeaders: true})
 	}
 	return printReport(o.IO.Out, r, notes, wide, st)
@@ -41,8 +49,15 @@ func (o *Options) print(r *simulate.Report, notes []model.Note) error {
 func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool, st cmdutil.Style) error {
 	var b strings.Builder
 	kv := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", st.Bold(fmt.Sprintf("%-11s", k+":")), v) }
-	kv("Deployment", fmt.Sprintf("%s/%s   %s %s   %s %s   %s %s", r.Namespace, r.Deployment, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model), st.Bold("Dynamo:"), r.Dynamo.Short()))
+	name := r.Deployment
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + name
+	}
+	kv("Deployment", fmt.Sprintf("%s   %s %s   %s %s   %s %s", name, st.Bold("Context:"), dash(r.Context), st.Bold("Model:"), dash(r.Model), st.Bold("Dynamo:"), r.Dynamo.Short()))
 	kv("Traffic", trafficLine(r.Trace))
+	for _, w := range r.Trace.Warnings {
+		fmt.Fprintf(&b, "%s %s the trace: %s\n", strings.Repeat(" ", 11), st.Severity(model.SeverityWarning, "⚠"), w)
+	}
 	e := r.Engine
 	kv("Engine", fmt.Sprintf("%s prefill tok/s per GPU, decode step %g ms + %g ms per sequence — %s; timings are estimates",
 		count(int(e.PrefillTokensPerSecondPerGPU)), e.DecodeStepMs, e.DecodeStepMsPerSequence, e.Source))
@@ -79,6 +94,9 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 			legend = true
 		}
 		fmt.Fprintf(&b, "\n%s %s\n", st.Bold(v.Name+":"), headline(v))
+		for _, n := range v.Notes {
+			fmt.Fprintf(&b, "  %s %s\n", st.Severity(model.SeverityWarning, "⚠"), n)
+		}
 		for _, f := range v.Failures {
 			fmt.Fprintf(&b, "  %s %d %s at the %s hop, e.g. %s\n", st.Severity(model.SeverityError, "✗"), f.Count, f.Kind, f.Stage, f.Example)
 		}

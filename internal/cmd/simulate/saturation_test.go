@@ -74,3 +74,18 @@ func TestSimulateSaturationFirst(t *testing.T) {
 		t.Errorf("--duration 30s: %d requests over %v ms", cut.Trace.Requests, cut.Trace.SpanMs)
 	}
 }
+
+// TestSimulateFailOnSaturated: --fail-on saturated makes a saturated
+// deployment as it is exit 2, with the slow-down in the message; the same
+// traffic slowed to 1.2 requests/s passes.
+func TestSimulateFailOnSaturated(t *testing.T) {
+	base := []string{"simulate", "--from-file", aggRouter, "--trace", mooncake, "--assume-idle", "--seed", "1", "--fail-on", "saturated"}
+	r := runIn(t, base...)
+	if r.ExitCode != 2 || !strings.HasPrefix(r.Stderr, "the deployment as it is saturates (a stage at or above 85% of its capacity; to be stable, slow the traffic ×") ||
+		!strings.HasSuffix(r.Stderr, "or add capacity): --fail-on saturated, exit code 2\n") {
+		t.Errorf("exit %d, stderr %q", r.ExitCode, r.Stderr)
+	}
+	if r := runIn(t, append(base, "--rate", "1.2")...); r.ExitCode != 0 {
+		t.Errorf("--rate 1.2: exit %d, stderr %q", r.ExitCode, r.Stderr)
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,7 +83,7 @@ type Options struct {
 	load      func(ctx context.Context) (*raw.Bundle, error)
 	variants  []simulate.Variant
 	engine    simulate.Engine
-	failOn    float64 // failed share above which the exit is 2; <0: never
+	failOn    failPolicy
 	base      explain.Options
 	// trace is the --trace input, opened once; plot and export the output
 	// files, checked before the run.
@@ -170,7 +172,7 @@ allows, 1 error.`,
 	fl.IntVar(&o.BlockSize, "block-size", 0, "KV block size, when no worker card publishes kv_cache_block_size")
 	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode for every variant: "+modeNames())
 	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
-	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests: any, none, or a percentage such as 1%")
+	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests (any, none, or a share such as 1%), or is saturated (saturated); comma-separated")
 	fl.StringVar(&o.Plot, "plot", "", "Also write an SVG chart of the comparison to this file")
 	fl.StringVar(&o.ExportDynoSim, "export-dynosim", "", "Also write the deployment and traffic as a DynoSim (aisimulate predict) spec to this file")
 	fl.StringVar(&o.Hardware, "hardware", "", "GPU system name for --export-dynosim (e.g. h200_sxm); the cluster does not say")
@@ -287,29 +289,65 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		o.engine.KvCapacityBlocks = o.KvCapacity
 		o.engine.KvCapacitySource = "--kv-capacity-blocks"
 	}
-	share, err := parseFailOn(o.FailOn)
+	fp, err := parseFailOn(o.FailOn)
 	if err != nil {
 		return err
 	}
-	o.failOn = share
+	o.failOn = fp
 	return nil
 }
 
-// parseFailOn reads --fail-on: any (exit 2 on one failed request), none, or
-// a percentage.
-func parseFailOn(s string) (float64, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "any", "":
-		return 0, nil
-	case "none", "never":
-		return -1, nil
+// failPolicy is --fail-on: what about the deployment as it is makes the
+// exit code 2.
+type failPolicy struct {
+	// share is the failed share above which the exit is 2 (0: any failed
+	// request); <0: failed requests alone do not.
+	share float64
+	// saturated: a stage at or above the saturation threshold.
+	saturated bool
+}
+
+// failOnHelp is what --fail-on accepts, for messages.
+const failOnHelp = "any (one failed request), none, a share with its percent sign such as 1%, saturated (a stage at or above 85% of its capacity), or several of them comma-separated (any,saturated)"
+
+// parseFailOn reads --fail-on: a comma-separated list of conditions.
+func parseFailOn(s string) (failPolicy, error) {
+	fp := failPolicy{share: -1}
+	bad := func(format string, a ...any) (failPolicy, error) {
+		return failPolicy{}, cmdutil.FlagErrorf("--fail-on %q: %s; use %s", s, fmt.Sprintf(format, a...), failOnHelp)
 	}
-	v := strings.TrimSuffix(strings.TrimSpace(s), "%")
-	var f float64
-	if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f < 0 || f > 100 || f != f {
-		return 0, cmdutil.FlagErrorf("--fail-on %q: use any, none, or a percentage between 0 and 100 such as 1%%", s)
+	parts := strings.Split(s, ",")
+	for _, part := range parts {
+		p := strings.ToLower(strings.TrimSpace(part))
+		switch p {
+		case "any", "":
+			if p == "" && len(parts) > 1 {
+				return bad("an empty condition")
+			}
+			fp.share = 0
+			continue
+		case "none", "never":
+			if len(parts) > 1 {
+				return bad("none cannot be combined with another condition")
+			}
+			return failPolicy{share: -1}, nil
+		case "saturated", "saturation":
+			fp.saturated = true
+			continue
+		}
+		v, isShare := strings.CutSuffix(p, "%")
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		switch {
+		case err != nil:
+			return bad("%q is not a condition", strings.TrimSpace(part))
+		case !isShare:
+			return bad("%s is a number without its unit: write a share of failed requests as %s%%", v, v)
+		case math.IsNaN(f) || f < 0 || f > 100:
+			return bad("%s%% is not a share between 0%% and 100%%", v)
+		}
+		fp.share = f / 100
 	}
-	return f / 100, nil
+	return fp, nil
 }
 
 // Validate checks flag combinations.
@@ -398,6 +436,19 @@ func (o *Options) Run(ctx context.Context) error {
 			cmdutil.CommandLine("simulate", o.scope.Source, "-n", first.Namespace, first.Name))
 	}
 	dep := &snap.Deployments[0]
+	if analysis.NotDeployed(dep) {
+		// A manifest: no pod, no status, so no worker to route to.
+		manifest := "MANIFEST"
+		if o.FromFile != "" && o.FromFile != "-" {
+			manifest = o.FromFile
+		}
+		name := dep.Name
+		if dep.Namespace != "" {
+			name = dep.Key()
+		}
+		return cmdutil.WithHint(fmt.Errorf("DynamoGraphDeployment %s has no pods and no status: it is a manifest that has not been applied (or a capture without its pods), so there is no worker to replay traffic through", name),
+			"To check a manifest before it is applied: kubectl dynamo preflight -f "+manifest+"; simulate it once it runs, or from a capture of it (kubectl dynamo capture)")
+	}
 	snap.Notes = append(analysis.FreshnessNotes(snap, o.Now()), snap.Notes...)
 	kv, kvNotes := o.kvSets(ctx, b, dep)
 
@@ -409,7 +460,7 @@ func (o *Options) Run(ctx context.Context) error {
 	r, err := simulate.Run(ctx, simulate.Options{
 		Snapshot: snap, Deployment: dep, Base: o.base, KV: kv, Variants: o.variants, Engine: o.engine,
 		Open: open, Trace: info, Speedup: o.Speedup, Rate: o.Rate, DurationMs: float64(o.Duration) / float64(time.Millisecond),
-		MaxRequests: o.MaxRequests, Progress: progress,
+		MaxRequests: o.MaxRequests, Progress: progress, ProgressEvery: 256,
 	})
 	if progress != nil {
 		progress(simulate.Progress{Done: true, VariantIndex: -1})
@@ -615,7 +666,8 @@ func (o *Options) exportDynoSim(dep *model.Deployment, r *simulate.Report) error
 }
 
 // progress returns the progress reporter: a line on stderr redrawn in place
-// (auto: only when stderr is a terminal).
+// (auto: only when stderr is a terminal), at most ten times a second, with
+// the variant's requests done out of its total and the replay's speed.
 func (o *Options) progress() func(simulate.Progress) {
 	switch {
 	case o.Progress == "never", o.Progress == "auto" && !o.IO.IsStderrTTY():
@@ -628,7 +680,13 @@ func (o *Options) progress() func(simulate.Progress) {
 	if sw, ok := w.(*termsafe.Writer); ok {
 		w = sw.Underlying()
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	shown := false
+	variant := -1
+	var start, last time.Time
 	return func(p simulate.Progress) {
 		if p.VariantIndex < 0 {
 			if shown {
@@ -636,21 +694,48 @@ func (o *Options) progress() func(simulate.Progress) {
 			}
 			return
 		}
-		shown = true
-		fmt.Fprintf(w, "\r\033[Ksimulate: variant %d/%d %s: %d requests, %s of traffic", p.VariantIndex+1, p.Variants, termsafe.Escape(p.Variant), p.Requests, fmtDur(p.VirtualMs))
+		t := now()
+		if p.VariantIndex != variant {
+			variant, start = p.VariantIndex, t
+		} else if !p.Done && t.Sub(last) < 100*time.Millisecond {
+			return
+		}
+		last, shown = t, true
+		done := count(p.Requests)
+		if p.Total > 0 {
+			done = fmt.Sprintf("%s/%s requests (%s)", done, count(p.Total), pct(float64(p.Requests)/float64(p.Total)))
+		} else {
+			done += " requests"
+		}
+		if sec := t.Sub(start).Seconds(); sec > 0 {
+			done += fmt.Sprintf(", %s/s", count(int(float64(p.Requests)/sec)))
+		}
+		fmt.Fprintf(w, "\r\033[Ksimulate: variant %d/%d %s: %s, %s of traffic", p.VariantIndex+1, p.Variants, termsafe.Escape(p.Variant), done, fmtDur(p.VirtualMs))
 	}
 }
 
-// exit is 2 when the deployment as it is fails more than --fail-on allows.
+// exit is 2 when the deployment as it is meets a --fail-on condition: more
+// failed requests than the share allows, or a saturated stage.
 func (o *Options) exit(r *simulate.Report) error {
-	if o.failOn < 0 || len(r.Variants) == 0 {
+	if len(r.Variants) == 0 {
 		return nil
 	}
 	v := r.Variants[0]
-	if v.Failed == 0 || float64(v.Failed)/float64(max(v.Requests, 1)) <= o.failOn && !(o.failOn == 0 && v.Failed > 0) {
+	var why []string
+	if fp := o.failOn; fp.share >= 0 && v.Failed > 0 && (fp.share == 0 || float64(v.Failed)/float64(max(v.Requests, 1)) > fp.share) {
+		why = append(why, fmt.Sprintf("fails %s of %s requests (%s)", count(v.Failed), count(v.Requests), pct(float64(v.Failed)/float64(v.Requests))))
+	}
+	if o.failOn.saturated && v.QueueDominated {
+		why = append(why, fmt.Sprintf("saturates (a stage at or above %s of its capacity; to be stable, slow the traffic ×%.2f or add capacity)", pctAny(r.SaturationThreshold), v.SlowDown))
+	}
+	if len(why) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("the deployment as it is fails %s of %s requests (%s; --fail-on %s, exit code 2)", count(v.Failed), count(v.Requests), pct(float64(v.Failed)/float64(v.Requests)), o.FailOn)
+	msg := fmt.Sprintf("the deployment as it is %s: --fail-on %s, exit code 2", strings.Join(why, " and "), o.FailOn)
+	if len(why) == 1 && strings.HasSuffix(why[0], ")") && strings.HasPrefix(why[0], "fails ") {
+		// One reason, failed requests: the share and the flag in one parenthesis.
+		msg = fmt.Sprintf("the deployment as it is %s; --fail-on %s, exit code 2)", strings.TrimSuffix(why[0], ")"), o.FailOn)
+	}
 	if !o.Output.IsTable() {
 		msg = ""
 	}
