@@ -42,9 +42,16 @@ type Report struct {
 	KvCapacity []PoolCapacity `json:"kvCapacity,omitempty"`
 	// Seed seeds every draw (ties, softmax sampling, synthetic traffic).
 	Seed uint64 `json:"seed,string"`
+	// Seeds, above 1, is how many runs under consecutive seeds (Seed to
+	// Seed + Seeds − 1) VariantResult.Spread summarises; the figures are the
+	// first run's.
+	Seeds int `json:"seeds,omitempty"`
 	// SaturationThreshold is the utilisation from which a stage counts as
 	// saturated (VariantResult.Saturation).
 	SaturationThreshold float64 `json:"saturationThreshold"`
+	// SLOs are the latency objectives (--slo) whose breaches the variants
+	// and their domains count.
+	SLOs []SLO `json:"slos,omitempty"`
 	// Variants are the scenarios, the deployment as it is first.
 	Variants []VariantResult `json:"variants"`
 	// Assumptions say what the model assumed where it could not see.
@@ -195,6 +202,13 @@ type VariantResult struct {
 	Saturation     []Saturation `json:"saturation,omitempty"`
 	QueueDominated bool         `json:"queueDominated"`
 	SlowDown       float64      `json:"slowDown"`
+	// SLOs are the objectives' outcomes (Report.SLOs order); SLOsMet says
+	// every one is met.
+	SLOs    []SLOResult `json:"slos,omitempty"`
+	SLOsMet bool        `json:"slosMet"`
+	// Spread is the headline figures' spread over the seeds of a multi-seed
+	// run (Report.Seeds).
+	Spread *VariantSpread `json:"spread,omitempty"`
 	// TTFTMs and E2EMs are model estimates (see Engine), over routed requests.
 	TTFTMs Percentiles `json:"ttftMs"`
 	E2EMs  Percentiles `json:"e2eMs"`
@@ -248,6 +262,13 @@ type DomainResult struct {
 	PrefillPicks int `json:"prefillPicks"`
 	DecodePicks  int `json:"decodePicks"`
 	Failed       int `json:"failed"`
+	// Requests counts the requests that landed here: served by a worker of
+	// the domain (the prefill worker, or the one that served it whole), or
+	// failed after a prefill pick here. TTFTMs is their first-token times
+	// (an estimate), SLOs the objectives over them.
+	Requests int         `json:"requests"`
+	TTFTMs   Percentiles `json:"ttftMs"`
+	SLOs     []SLOResult `json:"slos,omitempty"`
 	// PrefillLoad is the in-flight prefills (queued or running) summed over
 	// the domain's workers — its prefill workers, and decode or aggregated
 	// workers that prefill requests served on one worker (aggregated, or

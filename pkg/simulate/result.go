@@ -16,6 +16,11 @@ func (s *state) result() VariantResult {
 	}
 	vr.TTFTMs, vr.E2EMs = s.ttft.percentiles(), s.e2e.percentiles()
 	vr.Saturation = s.saturation(s.o.SaturationThreshold)
+	vr.SLOs = sloResults(s.o.SLOs, s.breaches, s.requests)
+	vr.SLOsMet = true
+	for _, r := range vr.SLOs {
+		vr.SLOsMet = vr.SLOsMet && r.Met
+	}
 	for _, st := range vr.Saturation {
 		vr.QueueDominated = vr.QueueDominated || st.Saturated
 		vr.SlowDown = max(vr.SlowDown, st.SlowDown)
@@ -43,6 +48,9 @@ func (s *state) result() VariantResult {
 		dr.PrefillWorkers, dr.DecodeWorkers = s.dPrefill[d], s.dDecode[d]
 		dr.PrefillLoad = s.dLevels[d][0].stats(end)
 		dr.DecodeLoad = s.dLevels[d][1].stats(end)
+		dr.Requests = s.domReqs[d]
+		dr.TTFTMs = s.domTTFT[d].percentiles()
+		dr.SLOs = sloResults(s.o.SLOs, s.domBreaches[d], s.domReqs[d])
 		doms[d] = dr
 	}
 	ser := s.ser.result()

@@ -51,6 +51,9 @@ type Options struct {
 	// SaturationThreshold is the utilisation from which a stage counts as
 	// saturated (Saturation); 0 means DefaultSaturationThreshold.
 	SaturationThreshold float64
+	// SLOs are the latency objectives whose breaches are counted, per
+	// variant and per domain.
+	SLOs []SLO
 	// Progress, when set, is called every ProgressEvery requests and at the
 	// end of each variant.
 	Progress      func(Progress)
@@ -161,7 +164,7 @@ func Run(ctx context.Context, o Options) (rep *Report, err error) {
 		APIVersion: APIVersion, Kind: Kind,
 		Deployment: dep.Name, Namespace: dep.Namespace,
 		Engine: o.Engine.Info(), Seed: o.Base.Seed, Trace: o.Trace,
-		SaturationThreshold: o.SaturationThreshold,
+		SaturationThreshold: o.SaturationThreshold, SLOs: o.SLOs,
 	}
 	if o.Snapshot != nil {
 		r.Context = o.Snapshot.Context
@@ -284,6 +287,7 @@ type req struct {
 	local    []routecore.LocalBlockHash
 	pre, dec *unit
 	hit      int // blocks the serving worker's cache held
+	dom      int // the serving worker's domain (SLO breaches, TTFT per domain)
 	crossDom bool
 	wasted   bool // the decode hop failed after the prefill ran
 	firstTok float64
@@ -402,6 +406,13 @@ type state struct {
 	// hop refused (Saturation).
 	refusedPrefillTokens float64
 	traceWarnings        []string
+	// breaches counts each SLO's breaches; domBreaches per domain, domReqs
+	// the requests landing in each domain (served there, or failed after a
+	// prefill pick there), domTTFT their first-token times.
+	breaches    []int
+	domBreaches [][]int
+	domReqs     []int
+	domTTFT     []hist
 }
 
 // plan applies the variant to the deployment and plans its routing.
@@ -567,6 +578,13 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 		s.assumptions = append(s.assumptions, fmt.Sprintf("the loads observed at the start (%d worker rank(s) with load) stay as constant background load throughout, as traffic the trace does not contain; --assume-idle starts every worker idle", busy))
 	}
 	s.dLevels = make([][2]level, len(s.domains))
+	s.breaches = make([]int, len(o.SLOs))
+	s.domBreaches = make([][]int, len(s.domains))
+	for d := range s.domBreaches {
+		s.domBreaches[d] = make([]int, len(o.SLOs))
+	}
+	s.domReqs = make([]int, len(s.domains))
+	s.domTTFT = make([]hist, len(s.domains))
 	s.ser = newSeries(len(s.domains), 1000)
 	if len(o.KV) > 0 && s.useIdx {
 		s.seedCache(o.KV)
@@ -821,6 +839,8 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 	s.vr.CachedBlocks += uint64(r.hit)
 	s.workers[serve.worker].picks++
 	sd := s.workers[serve.worker].domain
+	r.dom = sd
+	s.domReqs[sd]++
 	b := s.ser.at(at)
 	b.routed[sd]++
 	if pre != nil {
@@ -1004,7 +1024,15 @@ func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 		s.fail[k] = fc
 	}
 	fc.Count++
+	// A failed request never gets a first token: it misses every objective.
+	for i := range s.breaches {
+		s.breaches[i]++
+		if preDom >= 0 {
+			s.domBreaches[preDom][i]++
+		}
+	}
 	if preDom >= 0 {
+		s.domReqs[preDom]++
 		s.vrDomain(preDom).Failed++
 		s.ser.at(r.arrival).failed[preDom]++
 	} else {
@@ -1012,6 +1040,16 @@ func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 		s.ser.at(r.arrival).noDomainFailed++
 	}
 	s.end = max(s.end, r.arrival)
+}
+
+// checkSLOs counts a routed request's breaches of the objectives on metric.
+func (s *state) checkSLOs(metric string, r *req, ms float64) {
+	for i, o := range s.o.SLOs {
+		if o.Metric == metric && ms > o.TargetMs {
+			s.breaches[i]++
+			s.domBreaches[r.dom][i]++
+		}
+	}
 }
 
 // --- engine model ---------------------------------------------------------
@@ -1154,6 +1192,8 @@ func (s *state) decodeStart(u *unit, r *req) {
 	heap.Push(&u.decHeap, decEntry{target: u.decG + float64(r.osl), r: r})
 	r.firstTok = s.now + s.eng.stepMs(u.decHeap.Len())
 	s.ttft.add(r.firstTok - r.arrival)
+	s.domTTFT[r.dom].add(r.firstTok - r.arrival)
+	s.checkSLOs(MetricTTFT, r, r.firstTok-r.arrival)
 	s.decReschedule(u)
 }
 
@@ -1188,6 +1228,7 @@ func (s *state) decodeDone(u *unit) {
 		_ = s.ledger.Free(e.r.id*2 + 1)
 		s.dirty[u.key] = true
 		s.e2e.add(s.now - e.r.arrival)
+		s.checkSLOs(MetricE2E, e.r, s.now-e.r.arrival)
 		s.end = max(s.end, s.now)
 	}
 	s.decReschedule(u)

@@ -128,6 +128,32 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 		if domFailed != v.WastedPrefills+transferFailures {
 			errorf("failures in domains %d, wasted prefills %d + transfer failures %d", domFailed, v.WastedPrefills, transferFailures)
 		}
+		// Requests land in a domain, or failed without one; each domain's
+		// first tokens are its routed requests; each objective's breaches add
+		// up over the domains and the failures without one.
+		landed := v.NoDomainFailed
+		breaches := make([]int, len(v.SLOs))
+		for _, d := range v.Domains {
+			landed += d.Requests
+			if d.TTFTMs.Count != d.Requests-d.Failed {
+				errorf("domain %s: %d first tokens, %d requests landed of which %d failed", d.Value, d.TTFTMs.Count, d.Requests, d.Failed)
+			}
+			if len(d.SLOs) != len(v.SLOs) {
+				errorf("domain %s: %d objectives, the variant %d", d.Value, len(d.SLOs), len(v.SLOs))
+				continue
+			}
+			for i, s := range d.SLOs {
+				breaches[i] += s.Breaches
+			}
+		}
+		if landed != v.Requests {
+			errorf("requests landed in domains + failed without one = %d, requests %d", landed, v.Requests)
+		}
+		for i, s := range v.SLOs {
+			if breaches[i]+v.NoDomainFailed != s.Breaches || s.Breaches < v.Failed || s.Met != (s.Breaches <= s.Allowed) {
+				errorf("objective %s: %d breaches, domains %d + no domain %d, failed %d, allowed %d, met %v", s.SLO, s.Breaches, breaches[i], v.NoDomainFailed, v.Failed, s.Allowed, s.Met)
+			}
+		}
 		// Every failed request has a domain, or is counted without one.
 		if domFailed+v.NoDomainFailed != v.Failed {
 			errorf("failures in domains %d + without a domain %d != failed %d", domFailed, v.NoDomainFailed, v.Failed)

@@ -77,6 +77,23 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 	if err := comparison(r, st).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
 		return err
 	}
+	if len(r.SLOs) > 0 {
+		specs := make([]string, len(r.SLOs))
+		for i, s := range r.SLOs {
+			specs[i] = fmt.Sprintf("%d. %s", i+1, s.Spec)
+		}
+		if _, err := fmt.Fprintf(w, "SLOs: %s (a failed request misses every one; SLO BREACHES columns list them in this order)\n", strings.Join(specs, ", ")); err != nil {
+			return err
+		}
+	}
+	if r.Seeds > 1 {
+		if _, err := fmt.Fprintf(w, "\nSpread over %d seeds (%d to %d; the figures above are seed %d's), min / median / max:\n", r.Seeds, r.Seed, r.Seed+uint64(r.Seeds)-1, r.Seed); err != nil {
+			return err
+		}
+		if err := spreadTable(r).Render(w, printers.TableOptions{HeaderStyle: st.Bold}); err != nil {
+			return err
+		}
+	}
 	if slices.ContainsFunc(r.Variants, func(v simulate.VariantResult) bool { return v.QueueDominated }) {
 		if _, err := fmt.Fprintf(w, "* queue-dominated: a stage runs at or above %s of its capacity (Saturation above), so these latencies are mostly waiting and the KV hit rate is depressed by it (a turn arrives before its previous prefill ran)\n", pctAny(r.SaturationThreshold)); err != nil {
 			return err
@@ -97,6 +114,9 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 		for _, n := range v.Notes {
 			fmt.Fprintf(&b, "  %s %s\n", st.Severity(model.SeverityWarning, "⚠"), n)
 		}
+		if len(v.SLOs) > 0 {
+			b.WriteString(sloLine(v, st) + "\n")
+		}
 		for _, f := range v.Failures {
 			fmt.Fprintf(&b, "  %s %d %s at the %s hop, e.g. %s\n", st.Severity(model.SeverityError, "✗"), f.Count, f.Kind, f.Stage, f.Example)
 		}
@@ -111,7 +131,7 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 			}
 			continue
 		}
-		if err := domainTable(v, domain).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
+		if err := domainTable(r, v, domain).Render(w, printers.TableOptions{Wide: wide, HeaderStyle: st.Bold}); err != nil {
 			return err
 		}
 		if wide {
@@ -327,9 +347,17 @@ func comparison(r *simulate.Report, st cmdutil.Style) *printers.Table {
 	t := &printers.Table{Columns: []printers.Column{
 		{Header: "Variant"}, {Header: "Mode"}, {Header: "Enforcement"}, {Header: "Routed"}, {Header: "Failed"},
 		{Header: "Cross-domain"}, {Header: "KV Hit"}, {Header: "TTFT p50/p99 (est)"}, {Header: "E2E p50/p99 (est)"},
-		{Header: "Served as", Wide: true}, {Header: "Evicted Blocks", Wide: true},
 	}}
-	for _, v := range r.Variants {
+	slo := len(r.SLOs) > 0
+	if slo {
+		t.Columns = append(t.Columns, printers.Column{Header: "SLOs met"})
+	}
+	delta := len(r.Variants) > 1
+	if delta {
+		t.Columns = append(t.Columns, printers.Column{Header: "Δ vs as deployed"})
+	}
+	t.Columns = append(t.Columns, printers.Column{Header: "Served as", Wide: true}, printers.Column{Header: "Evicted Blocks", Wide: true})
+	for i, v := range r.Variants {
 		failed := "0"
 		if v.Failed > 0 {
 			failed = st.Severity(model.SeverityError, fmt.Sprintf("%s (%s)", count(v.Failed), pct(float64(v.Failed)/float64(max(v.Requests, 1)))))
@@ -344,24 +372,152 @@ func comparison(r *simulate.Report, st cmdutil.Style) *printers.Table {
 		if v.QueueDominated {
 			mark = "*"
 		}
-		t.AddRow(v.Name, string(v.RouterMode), v.Enforcement, count(v.Routed), failed, cross, pct(v.HitRate)+mark,
-			ms(v.TTFTMs.P50)+" / "+ms(v.TTFTMs.P99)+mark, ms(v.E2EMs.P50)+" / "+ms(v.E2EMs.P99)+mark, served, count(int(v.EvictedBlocks)))
+		cells := []string{v.Name, string(v.RouterMode), v.Enforcement, count(v.Routed), failed, cross, pct(v.HitRate) + mark,
+			ms(v.TTFTMs.P50) + " / " + ms(v.TTFTMs.P99) + mark, ms(v.E2EMs.P50) + " / " + ms(v.E2EMs.P99) + mark}
+		if slo {
+			met := 0
+			for _, s := range v.SLOs {
+				if s.Met {
+					met++
+				}
+			}
+			cell := fmt.Sprintf("%d of %d", met, len(v.SLOs))
+			if met < len(v.SLOs) {
+				cell = st.Severity(model.SeverityError, cell)
+			}
+			cells = append(cells, cell)
+		}
+		if delta {
+			cells = append(cells, deltaCell(r.Variants[0], v, i == 0))
+		}
+		t.AddRow(append(cells, served, count(int(v.EvictedBlocks)))...)
 	}
 	return t
 }
 
-func domainTable(v simulate.VariantResult, domain string) *printers.Table {
+func domainTable(r *simulate.Report, v simulate.VariantResult, domain string) *printers.Table {
 	t := &printers.Table{Columns: []printers.Column{
 		{Header: "  " + domain}, {Header: "P/D Workers"}, {Header: "Prefill Picks"}, {Header: "Decode Picks"}, {Header: "Failed"},
-		{Header: "Prefill Load mean/p95/peak"}, {Header: "Decode Load mean/p95/peak"},
+		{Header: "Prefill Load mean/p95/peak"}, {Header: "Decode Load mean/p95/peak"}, {Header: "TTFT p50/p99 (est)"},
 	}}
+	var specs []string
+	for _, s := range r.SLOs {
+		specs = append(specs, s.Spec)
+	}
+	if len(specs) > 0 {
+		t.Columns = append(t.Columns, printers.Column{Header: "SLO breaches"})
+	}
+	breaches := func(rs []simulate.SLOResult) string {
+		cells := make([]string, len(rs))
+		for i, s := range rs {
+			cells[i] = count(s.Breaches)
+		}
+		return strings.Join(cells, ", ")
+	}
 	for _, d := range v.Domains {
-		t.AddRow("  "+d.Value, fmt.Sprintf("%d/%d", d.PrefillWorkers, d.DecodeWorkers), count(d.PrefillPicks), count(d.DecodePicks), count(d.Failed),
-			loadStats(d.PrefillLoad), loadStats(d.DecodeLoad))
+		row := []string{"  " + d.Value, fmt.Sprintf("%d/%d", d.PrefillWorkers, d.DecodeWorkers), count(d.PrefillPicks), count(d.DecodePicks), count(d.Failed),
+			loadStats(d.PrefillLoad), loadStats(d.DecodeLoad), ms(d.TTFTMs.P50) + " / " + ms(d.TTFTMs.P99)}
+		if len(specs) > 0 {
+			row = append(row, breaches(d.SLOs))
+		}
+		t.AddRow(row...)
 	}
 	if v.NoDomainFailed > 0 {
-		// Requests that failed before any worker was picked: no domain.
-		t.AddRow("  (no domain)", "-", "-", "-", count(v.NoDomainFailed), "-", "-")
+		// Requests that failed before any worker was picked: no domain, and
+		// every objective missed.
+		row := []string{"  (no domain)", "-", "-", "-", count(v.NoDomainFailed), "-", "-", "-"}
+		if len(specs) > 0 {
+			row = append(row, strings.TrimSuffix(strings.Repeat(count(v.NoDomainFailed)+", ", len(specs)), ", "))
+		}
+		t.AddRow(row...)
+	}
+	return t
+}
+
+// deltaCell is a variant's change against the deployment as it is: failed
+// requests, cross-domain transfers, KV hit rate (percentage points) and TTFT
+// p50.
+func deltaCell(base, v simulate.VariantResult, self bool) string {
+	if self {
+		return "-"
+	}
+	signed := func(n int) string {
+		switch {
+		case n > 0:
+			return "+" + count(n)
+		case n < 0:
+			return "−" + count(-n)
+		}
+		return "0"
+	}
+	hit := (v.HitRate - base.HitRate) * 100
+	hitS := strconv.FormatFloat(math.Abs(hit), 'f', 1, 64) + "pp"
+	switch {
+	case hitS == "0.0pp":
+		hitS = "0pp"
+	case hit > 0:
+		hitS = "+" + hitS
+	default:
+		hitS = "−" + hitS
+	}
+	ttft := "-"
+	if v.TTFTMs.Count > 0 && base.TTFTMs.Count > 0 {
+		d := v.TTFTMs.P50 - base.TTFTMs.P50
+		switch {
+		case math.Abs(d) < 0.5:
+			ttft = "0ms"
+		case d > 0:
+			ttft = "+" + ms(d)
+		default:
+			ttft = "−" + ms(-d)
+		}
+	}
+	return fmt.Sprintf("failed %s · cross %s · hit %s · TTFT p50 %s", signed(v.Failed-base.Failed), signed(v.CrossDomainTransfers-base.CrossDomainTransfers), hitS, ttft)
+}
+
+// sloLine says each objective's outcome for a variant.
+func sloLine(v simulate.VariantResult, st cmdutil.Style) string {
+	parts := make([]string, len(v.SLOs))
+	for i, s := range v.SLOs {
+		mark := st.Severity(model.SeverityInfo, "✓")
+		if !s.Met {
+			mark = st.Severity(model.SeverityError, "✗")
+		}
+		parts[i] = fmt.Sprintf("%s %s %s breaches (%s; %s allowed)", mark, s.SLO, count(s.Breaches), pct(s.Share), count(s.Allowed))
+	}
+	return "  SLOs: " + strings.Join(parts, " · ")
+}
+
+// spreadTable is the spread of each variant's headline figures over the
+// seeds of a --seeds run.
+func spreadTable(r *simulate.Report) *printers.Table {
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "  Variant"}, {Header: "Failed"}, {Header: "Cross-domain"}, {Header: "KV Hit"}, {Header: "TTFT p50"}, {Header: "TTFT p99"},
+		{Header: "E2E p50"}, {Header: "E2E p99"},
+	}}
+	for i := range r.SLOs {
+		t.Columns = append(t.Columns, printers.Column{Header: fmt.Sprintf("SLO %d breaches", i+1)})
+	}
+	three := func(s simulate.Spread, f func(float64) string) string {
+		return f(s.Min) + " / " + f(s.Median) + " / " + f(s.Max)
+	}
+	num := func(v float64) string {
+		if v == math.Trunc(v) {
+			return count(int(v))
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	for _, v := range r.Variants {
+		sp := v.Spread
+		if sp == nil {
+			continue
+		}
+		row := []string{"  " + v.Name, three(sp.Failed, num), three(sp.CrossDomain, num), three(sp.HitRate, pct), three(sp.TTFTP50, ms), three(sp.TTFTP99, ms),
+			three(sp.E2EP50, ms), three(sp.E2EP99, ms)}
+		for _, b := range sp.SLOBreaches {
+			row = append(row, three(b, num))
+		}
+		t.AddRow(row...)
 	}
 	return t
 }

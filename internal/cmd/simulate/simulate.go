@@ -69,6 +69,8 @@ type Options struct {
 	RouterMode     string
 	DynamoVersion  string
 	FailOn         string
+	SLO            string
+	Seeds          int
 	Plot           string
 	ExportDynoSim  string
 	Hardware       string
@@ -84,6 +86,7 @@ type Options struct {
 	variants  []simulate.Variant
 	engine    simulate.Engine
 	failOn    failPolicy
+	slos      []simulate.SLO
 	base      explain.Options
 	// trace is the --trace input, opened once; plot and export the output
 	// files, checked before the run.
@@ -173,6 +176,8 @@ allows, 1 error.`,
 	fl.StringVar(&o.RouterMode, "router-mode", "", "What-if frontend router mode for every variant: "+modeNames())
 	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests (any, none, or a share such as 1%), or is saturated (saturated); comma-separated")
+	fl.StringVar(&o.SLO, "slo", "", "Latency objectives whose breaches are counted per variant and domain: ttft=2s,e2e=30s,ttft-p99=4s (a metric with a percentile, or every request without)")
+	fl.IntVar(&o.Seeds, "seeds", 1, "Run this many seeds (--seed, --seed+1, …) and report the spread (min/median/max) of every headline figure")
 	fl.StringVar(&o.Plot, "plot", "", "Also write an SVG chart of the comparison to this file")
 	fl.StringVar(&o.ExportDynoSim, "export-dynosim", "", "Also write the deployment and traffic as a DynoSim (aisimulate predict) spec to this file")
 	fl.StringVar(&o.Hardware, "hardware", "", "GPU system name for --export-dynosim (e.g. h200_sxm); the cluster does not say")
@@ -294,6 +299,16 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		return err
 	}
 	o.failOn = fp
+	if o.SLO != "" {
+		slos, err := simulate.ParseSLOs(o.SLO)
+		if err != nil {
+			return cmdutil.FlagErrorf("%v", err)
+		}
+		o.slos = slos
+	}
+	if fp.slo && len(o.slos) == 0 {
+		return cmdutil.FlagErrorf("--fail-on slo needs objectives: give --slo, e.g. --slo ttft=2s,e2e=30s")
+	}
 	return nil
 }
 
@@ -303,12 +318,13 @@ type failPolicy struct {
 	// share is the failed share above which the exit is 2 (0: any failed
 	// request); <0: failed requests alone do not.
 	share float64
-	// saturated: a stage at or above the saturation threshold.
-	saturated bool
+	// saturated: a stage at or above the saturation threshold; slo: an
+	// objective of --slo missed.
+	saturated, slo bool
 }
 
 // failOnHelp is what --fail-on accepts, for messages.
-const failOnHelp = "any (one failed request), none, a share with its percent sign such as 1%, saturated (a stage at or above 85% of its capacity), or several of them comma-separated (any,saturated)"
+const failOnHelp = "any (one failed request), none, a share with its percent sign such as 1%, saturated (a stage at or above 85% of its capacity), slo (an objective of --slo missed), or several of them comma-separated (any,slo)"
 
 // parseFailOn reads --fail-on: a comma-separated list of conditions.
 func parseFailOn(s string) (failPolicy, error) {
@@ -333,6 +349,9 @@ func parseFailOn(s string) (failPolicy, error) {
 			return failPolicy{share: -1}, nil
 		case "saturated", "saturation":
 			fp.saturated = true
+			continue
+		case "slo", "slos":
+			fp.slo = true
 			continue
 		}
 		v, isShare := strings.CutSuffix(p, "%")
@@ -391,6 +410,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BlockSize < 0 {
 		return cmdutil.FlagErrorf("--block-size must be positive, got %d", o.BlockSize)
+	}
+	if o.Seeds < 1 || o.Seeds > simulate.MaxSeeds {
+		return cmdutil.FlagErrorf("--seeds must be from 1 to %d, got %d", simulate.MaxSeeds, o.Seeds)
 	}
 	switch o.Progress {
 	case "auto", "always", "never":
@@ -457,11 +479,12 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	progress := o.progress()
-	r, err := simulate.Run(ctx, simulate.Options{
+	so := simulate.Options{
 		Snapshot: snap, Deployment: dep, Base: o.base, KV: kv, Variants: o.variants, Engine: o.engine,
 		Open: open, Trace: info, Speedup: o.Speedup, Rate: o.Rate, DurationMs: float64(o.Duration) / float64(time.Millisecond),
-		MaxRequests: o.MaxRequests, Progress: progress, ProgressEvery: 256,
-	})
+		MaxRequests: o.MaxRequests, Progress: progress, ProgressEvery: 256, SLOs: o.slos,
+	}
+	r, err := o.runSeeds(ctx, so)
 	if progress != nil {
 		progress(simulate.Progress{Done: true, VariantIndex: -1})
 	}
@@ -487,6 +510,36 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return o.exit(r)
+}
+
+// runSeeds runs the simulation once, or under --seeds consecutive seeds
+// (synthetic traffic drawn again under each) and merges their spread.
+func (o *Options) runSeeds(ctx context.Context, so simulate.Options) (*simulate.Report, error) {
+	if o.Seeds <= 1 {
+		return simulate.Run(ctx, so)
+	}
+	runs := make([]*simulate.Report, 0, o.Seeds)
+	progress := so.Progress
+	for i := range o.Seeds {
+		seed := o.Seed + uint64(i)
+		s := so
+		s.Base.Seed, s.Base.SeedGiven = seed, true
+		if o.Synthetic != "" {
+			s.Open = func() (trace.Reader, error) { return trace.Synthetic(o.Synthetic, seed) }
+		}
+		if progress != nil {
+			s.Progress = func(p simulate.Progress) {
+				p.Variant = fmt.Sprintf("%s (seed %d, %d of %d)", p.Variant, seed, i+1, o.Seeds)
+				progress(p)
+			}
+		}
+		r, err := simulate.Run(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return simulate.MergeSeeds(runs)
 }
 
 func simErr(err error) error {
@@ -685,7 +738,7 @@ func (o *Options) progress() func(simulate.Progress) {
 		now = time.Now
 	}
 	shown := false
-	variant := -1
+	variant := ""
 	var start, last time.Time
 	return func(p simulate.Progress) {
 		if p.VariantIndex < 0 {
@@ -695,8 +748,8 @@ func (o *Options) progress() func(simulate.Progress) {
 			return
 		}
 		t := now()
-		if p.VariantIndex != variant {
-			variant, start = p.VariantIndex, t
+		if key := fmt.Sprintf("%d %s", p.VariantIndex, p.Variant); key != variant {
+			variant, start = key, t
 		} else if !p.Done && t.Sub(last) < 100*time.Millisecond {
 			return
 		}
@@ -724,6 +777,15 @@ func (o *Options) exit(r *simulate.Report) error {
 	var why []string
 	if fp := o.failOn; fp.share >= 0 && v.Failed > 0 && (fp.share == 0 || float64(v.Failed)/float64(max(v.Requests, 1)) > fp.share) {
 		why = append(why, fmt.Sprintf("fails %s of %s requests (%s)", count(v.Failed), count(v.Requests), pct(float64(v.Failed)/float64(v.Requests))))
+	}
+	if o.failOn.slo && !v.SLOsMet {
+		var missed []string
+		for _, s := range v.SLOs {
+			if !s.Met {
+				missed = append(missed, fmt.Sprintf("%s: %s breaches, %s allowed", s.SLO, count(s.Breaches), count(s.Allowed)))
+			}
+		}
+		why = append(why, "misses "+strings.Join(missed, "; "))
 	}
 	if o.failOn.saturated && v.QueueDominated {
 		why = append(why, fmt.Sprintf("saturates (a stage at or above %s of its capacity; to be stable, slow the traffic ×%.2f or add capacity)", pctAny(r.SaturationThreshold), v.SlowDown))
