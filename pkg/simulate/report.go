@@ -54,6 +54,8 @@ type Report struct {
 	SLOs []SLO `json:"slos,omitempty"`
 	// Variants are the scenarios, the deployment as it is first.
 	Variants []VariantResult `json:"variants"`
+	// Recommendation is the --recommend search's outcome.
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
 	// Assumptions say what the model assumed where it could not see.
 	Assumptions []string `json:"assumptions,omitempty"`
 }

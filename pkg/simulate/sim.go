@@ -60,6 +60,11 @@ type Options struct {
 	ProgressEvery int
 	// OnDecision, when set, sees every routing decision (tests).
 	OnDecision func(variant, request int, d explain.CoreDecision)
+
+	// bounded, set by Recommend, ends a candidate's run once more than
+	// stopAbove of its requests have failed (errWorse).
+	bounded   bool
+	stopAbove int
 }
 
 // Progress is a progress report.
@@ -406,6 +411,9 @@ type state struct {
 	// hop refused (Saturation).
 	refusedPrefillTokens float64
 	traceWarnings        []string
+	// stopAbove, when not negative, ends the run once more requests than it
+	// have failed (errWorse): a search candidate that cannot win.
+	stopAbove int
 	// breaches counts each SLO's breaches; domBreaches per domain, domReqs
 	// the requests landing in each domain (served there, or failed after a
 	// prefill pick there), domTTFT their first-token times.
@@ -512,6 +520,10 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 		domainIdx: map[string]int{}, fail: map[[2]string]*FailureCount{},
 	}
 	s.vr = VariantResult{Name: v.name(), Changes: v.Changes}
+	s.stopAbove = -1
+	if o.bounded {
+		s.stopAbove = o.stopAbove
+	}
 	ri := plan.Router()
 	s.vr.RouterMode = ri.Mode
 	if ri.Policy != nil {
@@ -1013,6 +1025,10 @@ func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode
 
 func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 	s.vr.Failed++
+	if s.stopAbove >= 0 && s.vr.Failed > s.stopAbove && s.err == nil {
+		// A candidate of the search (Recommend) already worse than the best.
+		s.err = errWorse
+	}
 	if stage == routecore.StagePrefill {
 		// Load the prefill pool was offered and did not take.
 		s.refusedPrefillTokens += float64(r.isl)

@@ -149,6 +149,12 @@ func printReport(w io.Writer, r *simulate.Report, notes []model.Note, wide bool,
 	if err := plot.Terminal(w, r, chartWidth); err != nil {
 		return err
 	}
+	if r.Recommendation != nil {
+		// The answer last: what to change, with the figures and the patch.
+		if err := printRecommendation(w, r, st); err != nil {
+			return err
+		}
+	}
 	b.Reset()
 	if len(r.Assumptions) > 0 || len(notes) > 0 {
 		b.WriteString("\nNotes:\n")
@@ -324,6 +330,115 @@ func pctAny(f float64) string {
 // shortFloat prints a flag value with three significant figures.
 func shortFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// printRecommendation writes the --recommend search's answer: the change,
+// its figures beside the deployment as it is and the other path's best, the
+// search's steps and bounds, and the change as a DGD patch.
+func printRecommendation(w io.Writer, r *simulate.Report, st cmdutil.Style) error {
+	rec := r.Recommendation
+	var b strings.Builder
+	b.WriteString("\n")
+	switch {
+	case rec.NoChangeNeeded:
+		fmt.Fprintf(&b, "%s %s the deployment as it is meets the goal (%s): no change needed\n", st.Bold("Recommendation:"), st.Severity(model.SeverityInfo, "✓"), rec.Goal)
+	case rec.Recommended != nil:
+		c := rec.Recommended
+		fmt.Fprintf(&b, "%s %s %s — %s: %s\n", st.Bold("Recommendation:"), st.Severity(model.SeverityInfo, "✓"), c.Spec, candidateCost(c), rec.Goal)
+	default:
+		fmt.Fprintf(&b, "%s %s no change within the search meets the goal (%s); the best found are below\n", st.Bold("Recommendation:"), st.Severity(model.SeverityError, "✗"), rec.Goal)
+	}
+	fmt.Fprintf(&b, "  searched %d candidate(s): %s", rec.Runs, rec.SearchSpace)
+	if rec.Stopped != "" {
+		fmt.Fprintf(&b, "; stopped early: %s", rec.Stopped)
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if rec.NoChangeNeeded {
+		return nil
+	}
+	t := &printers.Table{Columns: []printers.Column{
+		{Header: "  Candidate"}, {Header: "Change"}, {Header: "Added"}, {Header: "Failed"}, {Header: "Cross-domain"}, {Header: "KV Hit"},
+		{Header: "TTFT p50/p99 (est)"}, {Header: "E2E p50/p99 (est)"}, {Header: "SLOs met"}, {Header: "Saturated"},
+	}}
+	row := func(name, change, added string, v simulate.VariantResult) {
+		n := v.SameDomainTransfers + v.CrossDomainTransfers + v.UnknownDomainTransfers
+		cross := "-"
+		if n > 0 {
+			cross = fmt.Sprintf("%s (%s)", count(v.CrossDomainTransfers), pct(float64(v.CrossDomainTransfers)/float64(n)))
+		}
+		met := 0
+		for _, s := range v.SLOs {
+			if s.Met {
+				met++
+			}
+		}
+		slo := "-"
+		if len(v.SLOs) > 0 {
+			slo = fmt.Sprintf("%d of %d", met, len(v.SLOs))
+		}
+		sat := "no"
+		if v.QueueDominated {
+			sat = fmt.Sprintf("yes (×%.2f)", v.SlowDown)
+		}
+		failed := count(v.Failed)
+		if v.Failed > 0 {
+			failed = fmt.Sprintf("%s (%s)", count(v.Failed), pct(float64(v.Failed)/float64(max(v.Requests, 1))))
+		}
+		t.AddRow("  "+name, change, added, failed, cross, pct(v.HitRate), ms(v.TTFTMs.P50)+" / "+ms(v.TTFTMs.P99), ms(v.E2EMs.P50)+" / "+ms(v.E2EMs.P99), slo, sat)
+	}
+	row("as deployed", "-", "-", r.Variants[0])
+	if c := rec.Recommended; c != nil {
+		row("recommended", c.Spec, candidateCost(c), c.Result)
+	}
+	for _, c := range rec.Alternatives {
+		name := "alternative"
+		if !c.MeetsGoal {
+			name = "best found"
+		}
+		row(name, c.Spec, candidateCost(&c), c.Result)
+	}
+	if err := t.Render(w, printers.TableOptions{HeaderStyle: st.Bold}); err != nil {
+		return err
+	}
+	b.Reset()
+	for _, c := range append(optional(rec.Recommended), rec.Alternatives...) {
+		steps := make([]string, len(c.Steps))
+		prev := r.Variants[0].Failed
+		for i, s := range c.Steps {
+			steps[i] = fmt.Sprintf("%s (failed %s → %s)", s.Change, count(prev), count(s.Failed))
+			prev = s.Failed
+		}
+		fmt.Fprintf(&b, "  steps to %s: %s\n", c.Spec, strings.Join(steps, ", "))
+	}
+	if rec.Patch != "" {
+		fmt.Fprintf(&b, "\n%s (review it and apply it yourself, e.g. with kubectl edit; kubectl-dynamo changes nothing):\n%s", st.Bold("The recommended change as a DGD patch"), rec.Patch)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func optional(c *simulate.Candidate) []simulate.Candidate {
+	if c == nil {
+		return nil
+	}
+	return []simulate.Candidate{*c}
+}
+
+// candidateCost says what a change adds.
+func candidateCost(c *simulate.Candidate) string {
+	var parts []string
+	if c.Enforcement != "" {
+		parts = append(parts, "preferred enforcement")
+	}
+	if c.AddedWorkers > 0 {
+		parts = append(parts, fmt.Sprintf("%d worker(s), %d GPU(s)", c.AddedWorkers, c.AddedGPUs))
+	} else {
+		parts = append(parts, "no GPU added")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // headline says in one line what happened to the variant's requests.

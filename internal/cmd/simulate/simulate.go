@@ -71,6 +71,9 @@ type Options struct {
 	FailOn         string
 	SLO            string
 	Seeds          int
+	Recommend      bool
+	RecommendRuns  int
+	RecommendTime  time.Duration
 	Plot           string
 	ExportDynoSim  string
 	Hardware       string
@@ -178,6 +181,9 @@ allows, 1 error.`,
 	fl.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 2 when the deployment as it is fails more than this share of requests (any, none, or a share such as 1%), or is saturated (saturated); comma-separated")
 	fl.StringVar(&o.SLO, "slo", "", "Latency objectives whose breaches are counted per variant and domain: ttft=2s,e2e=30s,ttft-p99=4s (a metric with a percentile, or every request without)")
 	fl.IntVar(&o.Seeds, "seeds", 1, "Run this many seeds (--seed, --seed+1, …) and report the spread (min/median/max) of every headline figure")
+	fl.BoolVar(&o.Recommend, "recommend", false, "Search the smallest change (decode or prefill workers per domain, or preferred enforcement with a weight) that meets --slo with no failed request, and print it as a DGD patch to review")
+	fl.IntVar(&o.RecommendRuns, "recommend-max-runs", simulate.DefaultRecommendRuns, "The most candidates --recommend simulates")
+	fl.DurationVar(&o.RecommendTime, "recommend-timeout", 10*time.Minute, "The most time --recommend searches for; it reports the best found when it runs out")
 	fl.StringVar(&o.Plot, "plot", "", "Also write an SVG chart of the comparison to this file")
 	fl.StringVar(&o.ExportDynoSim, "export-dynosim", "", "Also write the deployment and traffic as a DynoSim (aisimulate predict) spec to this file")
 	fl.StringVar(&o.Hardware, "hardware", "", "GPU system name for --export-dynosim (e.g. h200_sxm); the cluster does not say")
@@ -411,6 +417,12 @@ func (o *Options) Validate() error {
 	if o.BlockSize < 0 {
 		return cmdutil.FlagErrorf("--block-size must be positive, got %d", o.BlockSize)
 	}
+	if o.RecommendRuns < 1 || o.RecommendRuns > 10000 {
+		return cmdutil.FlagErrorf("--recommend-max-runs must be from 1 to 10000, got %d", o.RecommendRuns)
+	}
+	if o.RecommendTime <= 0 {
+		return cmdutil.FlagErrorf("--recommend-timeout must be positive, got %s", o.RecommendTime)
+	}
 	if o.Seeds < 1 || o.Seeds > simulate.MaxSeeds {
 		return cmdutil.FlagErrorf("--seeds must be from 1 to %d, got %d", simulate.MaxSeeds, o.Seeds)
 	}
@@ -492,6 +504,11 @@ func (o *Options) Run(ctx context.Context) error {
 		return simErr(err)
 	}
 	r.Assumptions = append(r.Assumptions, kvNotes...)
+	if o.Recommend {
+		if err := o.recommend(ctx, so, r, b, dep); err != nil {
+			return simErr(err)
+		}
+	}
 	if o.KvCapacity > 0 && !slices.ContainsFunc(r.KvCapacity, func(c simulate.PoolCapacity) bool { return c.Source == "--kv-capacity-blocks" }) {
 		r.Assumptions = append(r.Assumptions, fmt.Sprintf("--kv-capacity-blocks %d changes nothing: every worker's card publishes its total_kv_blocks, which the simulation uses", o.KvCapacity))
 	}
@@ -510,6 +527,39 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return o.exit(r)
+}
+
+// recommend searches the smallest change that meets the goal, under the
+// traffic as the report replayed it, and writes it as a DGD patch.
+func (o *Options) recommend(ctx context.Context, so simulate.Options, r *simulate.Report, b *raw.Bundle, dep *model.Deployment) error {
+	ctx, cancel := context.WithTimeout(ctx, o.RecommendTime)
+	defer cancel()
+	so.Speedup, so.Rate = r.Trace.Speedup, 0
+	so.Base.Seed = r.Seed
+	var progress func(simulate.RecommendProgress)
+	if p := o.progressAs("recommend run"); p != nil {
+		progress = func(rp simulate.RecommendProgress) {
+			pp := rp.Progress
+			pp.Variant = rp.Candidate
+			pp.VariantIndex, pp.Variants = rp.Run-1, rp.MaxRuns
+			p(pp)
+		}
+		defer p(simulate.Progress{Done: true, VariantIndex: -1})
+	}
+	rec, err := simulate.Recommend(ctx, so, simulate.RecommendOptions{MaxRuns: o.RecommendRuns}, progress)
+	if err != nil {
+		return err
+	}
+	if rec.Recommended != nil {
+		patch, notes, err := dgdPatch(b, dep, rec.Recommended)
+		if err != nil {
+			return err
+		}
+		rec.Patch = patch
+		r.Assumptions = append(r.Assumptions, notes...)
+	}
+	r.Recommendation = rec
+	return nil
 }
 
 // runSeeds runs the simulation once, or under --seeds consecutive seeds
@@ -721,7 +771,10 @@ func (o *Options) exportDynoSim(dep *model.Deployment, r *simulate.Report) error
 // progress returns the progress reporter: a line on stderr redrawn in place
 // (auto: only when stderr is a terminal), at most ten times a second, with
 // the variant's requests done out of its total and the replay's speed.
-func (o *Options) progress() func(simulate.Progress) {
+func (o *Options) progress() func(simulate.Progress) { return o.progressAs("variant") }
+
+// progressAs is progress with the runs called what (variant, recommend run).
+func (o *Options) progressAs(what string) func(simulate.Progress) {
 	switch {
 	case o.Progress == "never", o.Progress == "auto" && !o.IO.IsStderrTTY():
 		return nil
@@ -763,7 +816,11 @@ func (o *Options) progress() func(simulate.Progress) {
 		if sec := t.Sub(start).Seconds(); sec > 0 {
 			done += fmt.Sprintf(", %s/s", count(int(float64(p.Requests)/sec)))
 		}
-		fmt.Fprintf(w, "\r\033[Ksimulate: variant %d/%d %s: %s, %s of traffic", p.VariantIndex+1, p.Variants, termsafe.Escape(p.Variant), done, fmtDur(p.VirtualMs))
+		of := "/"
+		if what != "variant" {
+			of = " of at most " // a search stops when it has its answer
+		}
+		fmt.Fprintf(w, "\r\033[Ksimulate: %s %d%s%d %s: %s, %s of traffic", what, p.VariantIndex+1, of, p.Variants, termsafe.Escape(p.Variant), done, fmtDur(p.VirtualMs))
 	}
 }
 
