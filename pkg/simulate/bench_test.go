@@ -206,3 +206,24 @@ func benchRecommend(b *testing.B, open func() (trace.Reader, error)) {
 		}
 	}
 }
+
+// overloadedAggregated is two aggregated workers of one GPU (20,000 prompt
+// tok/s under the built-in engine model) in one zone, the KV router with
+// Dynamo's defaults: the conversation-shaped trace offers about twice that.
+func overloadedAggregated() *model.Deployment {
+	dep := syntheticDeployment(0, 2, []string{"us-east-1a"})
+	dep.Policy = nil
+	for i := range dep.Workers {
+		dep.Workers[i].Role = model.RoleAggregated
+		dep.Workers[i].Instances[0].WorkerType = string(model.RoleAggregated)
+	}
+	return dep
+}
+
+// BenchmarkMemoryOverloadAggregated (issue 31): the conversation-shaped
+// trace over overloadedAggregated, 2× its capacity, so that the prefill
+// queue holds thousands of requests for most of the run. The peak heap must
+// follow the caches and the index, not the queue.
+func BenchmarkMemoryOverloadAggregated(b *testing.B) {
+	runBench(b, overloadedAggregated(), conversationLike)
+}

@@ -763,14 +763,12 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 		s.failed(r, "request", "EmptyPrompt", "the trace request has no tokens", -1)
 		return nil
 	}
-	blocks, err := routecore.ComputeBlocks(tq.Tokens, s.bs, routecore.HashOptions{Eagle: s.eagle})
+	n := routecore.BlockCount(len(tq.Tokens), s.bs, s.eagle)
+	var err error
+	r.seq, r.local, err = routecore.BlockHashes(tq.Tokens, s.bs, routecore.HashOptions{Eagle: s.eagle},
+		make([]routecore.SequenceHash, 0, n), make([]routecore.LocalBlockHash, 0, n))
 	if err != nil {
 		return fmt.Errorf("trace request %d: %w", r.idx+1, err)
-	}
-	r.seq = make([]routecore.SequenceHash, len(blocks))
-	r.local = make([]routecore.LocalBlockHash, len(blocks))
-	for i, b := range blocks {
-		r.seq[i], r.local[i] = b.SequenceHash, b.LocalHash
 	}
 	rq := routecore.Request{ISL: r.isl, BlockSize: s.bs}
 	var matches routecore.TieredMatches
