@@ -403,3 +403,43 @@ func (v Variant) check(dep *model.Deployment, base, plan *explain.Plan) ([]strin
 	}
 	return append(noops, notes...), nil
 }
+
+// Deployment is the deployment as the variant changes it, for an export to a
+// simulator that reads a deployment but not kubectl-dynamo's what-ifs
+// (DynoSim): its added workers, without the workers it excludes or takes
+// down in the transfer domain. knobs are its router settings; notes say what
+// of it the deployment cannot carry (enforcement and weight, a Dynamo
+// release, a domain down by another label).
+func (v Variant) Deployment(dep *model.Deployment) (*model.Deployment, explain.Knobs, []string, error) {
+	out, _, err := v.apply(dep, explain.Options{})
+	if err != nil {
+		return nil, v.Knobs, nil, err
+	}
+	var notes []string
+	d := *out
+	d.Workers = nil
+	down := map[string]bool{}
+	for _, val := range v.downValues {
+		down[val] = true
+	}
+	for _, dv := range v.DomainDown {
+		if dep.Policy != nil && dv.Key == dep.Policy.Domain {
+			down[dv.Value] = true
+		} else {
+			notes = append(notes, fmt.Sprintf("down=%s=%s: the workers of a node or pod label's value are not taken out of the export", dv.Key, dv.Value))
+		}
+	}
+	for _, w := range out.Workers {
+		if slices.Contains(v.ExcludeWorkers, w.Pod) || down[w.Domain.Effective()] {
+			continue
+		}
+		d.Workers = append(d.Workers, w)
+	}
+	if v.Knobs.Enforcement != nil || v.Knobs.PreferredWeight != nil {
+		notes = append(notes, "the variant's transfer enforcement and preferred weight have no DynoSim counterpart (it models no topology)")
+	}
+	if v.DynamoVersion != "" {
+		notes = append(notes, "dynamo-version="+v.DynamoVersion+": DynoSim simulates its own Dynamo release")
+	}
+	return &d, v.Knobs, notes, nil
+}

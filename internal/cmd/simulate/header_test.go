@@ -60,3 +60,20 @@ func TestSimulateHeaderFigures(t *testing.T) {
 		t.Errorf("no row for the 9 failures without a domain:\n%s", r.Stdout)
 	}
 }
+
+// TestSimulateEngineProfileSource (issue 31): with a profile, the Engine
+// line says which figures came from it and which stay the built-in
+// approximation, and the KV capacity line names the profile when it sets it.
+func TestSimulateEngineProfileSource(t *testing.T) {
+	const dir = "pkg/simulate/dynosim/testdata/profiles/"
+	base := []string{"simulate", "--from-file", prefillOnly, "--synthetic", "rate=5,isl=100-400,osl=10,requests=10", "--fail-on", "none"}
+	r := runIn(t, append(base, "--engine-profile", dir+"prefill_raw_data.json")...)
+	if r.ExitCode != 0 || !strings.Contains(r.Stdout, dir+"prefill_raw_data.json: Dynamo planner profile (prefill: ") ||
+		!strings.Contains(r.Stdout, "; built-in defaults for decode step, KV transfer per block; timings are estimates") {
+		t.Errorf("prefill profile: exit %d\n%s", r.ExitCode, r.Stdout)
+	}
+	r = runIn(t, append(base, "--engine-profile", dir+"planner-profile-configmap.yaml")...)
+	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "; built-in defaults for KV transfer per block; timings are estimates") {
+		t.Errorf("both profiles: exit %d\n%s", r.ExitCode, r.Stdout)
+	}
+}

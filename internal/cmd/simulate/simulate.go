@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,6 +96,8 @@ type Options struct {
 	// files, checked before the run.
 	trace        *fileio.Input
 	plot, export *fileio.Output
+	// variantExports are the --export-dynosim files of the variants.
+	variantExports []*fileio.Output
 }
 
 // maxTraceFileBytes bounds a --trace file, which is streamed (its size does
@@ -281,13 +284,20 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		if err != nil {
 			return cmdutil.FlagErrorf("--engine-profile: %v", err)
 		}
-		o.engine.Source = p.Source
+		// Say which figures the profile gave, and which stay the built-in
+		// approximation.
+		builtin := []string{"KV transfer per block"}
 		if p.PrefillTokensPerSecondPerGPU > 0 {
 			o.engine.PrefillTokensPerSecondPerGPU = p.PrefillTokensPerSecondPerGPU
+		} else {
+			builtin = append([]string{"prefill tok/s"}, builtin...)
 		}
 		if p.DecodeStepMs > 0 {
 			o.engine.DecodeStepMs, o.engine.DecodeStepMsPerSequence = p.DecodeStepMs, p.DecodeStepMsPerSequence
+		} else {
+			builtin = append(builtin[:len(builtin)-1:len(builtin)-1], "decode step", builtin[len(builtin)-1])
 		}
+		o.engine.Source = p.Source + "; built-in defaults for " + strings.Join(builtin, ", ")
 		if c := p.CapacityBlocks(max(o.BlockSize, 16)); p.KvCapacityBlocks > 0 || (p.KvCapacityTokens > 0 && c > 0) {
 			o.engine.KvCapacityBlocks = c
 			o.engine.KvCapacitySource = "--engine-profile " + o.EngineProfile
@@ -721,11 +731,21 @@ func (o *Options) openFiles() error {
 		o.plot = out
 	}
 	if o.ExportDynoSim != "" {
-		out, err := fileio.NewOutput(o.ExportDynoSim, "--export-dynosim", append(inputs, fileio.Named{What: "--plot", Path: o.Plot})...)
+		others := append(inputs, fileio.Named{What: "--plot", Path: o.Plot})
+		out, err := fileio.NewOutput(o.ExportDynoSim, "--export-dynosim", others...)
 		if err != nil {
 			return err
 		}
 		o.export = out
+		for i := range o.variants {
+			// Each variant's spec beside it: checked as the file itself is.
+			p := variantPath(o.ExportDynoSim, i+1)
+			out, err := fileio.NewOutput(p, fmt.Sprintf("--export-dynosim (variant %d: %s)", i+1, p), append(others, fileio.Named{What: "--export-dynosim", Path: o.ExportDynoSim})...)
+			if err != nil {
+				return err
+			}
+			o.variantExports = append(o.variantExports, out)
+		}
 	}
 	return nil
 }
@@ -759,17 +779,78 @@ func (o *Options) tokenizer(dep *model.Deployment) (*tokenizer.Tokenizer, error)
 	return tokenizer.Load(src.Path)
 }
 
+// exportDynoSim writes the deployment as it is, and each variant to a file
+// of its own (variantPath), as DynoSim specs: the traffic as replayed
+// (--synthetic as DynoSim's synthetic source, a trace file with its speedup,
+// --duration as the run's end), and in each file's header what DynoSim
+// cannot carry.
 func (o *Options) exportDynoSim(dep *model.Deployment, r *simulate.Report) error {
-	sc, _ := dynosim.ScenarioFromDeployment(dep)
-	sc.Hardware = o.Hardware
-	sc.Seed = o.Seed
-	if o.TraceFile != "" && o.TraceFile != "-" {
-		sc.Trace = dynosim.TraceSettings{Path: o.TraceFile, Format: r.Trace.Format, TraceBlockSize: r.Trace.TraceBlockSize, Speedup: o.Speedup, Requests: o.MaxRequests}
+	write := func(out *fileio.Output, d *model.Deployment, variant string, knobs explain.Knobs, extra []string) error {
+		sc, notes := dynosim.ScenarioFromDeployment(d)
+		sc.Notes = append(notes, extra...)
+		sc.Variant = variant
+		sc.Hardware = o.Hardware
+		sc.Seed = o.Seed
+		applyKnobs(&sc, o.base.Knobs)
+		applyKnobs(&sc, knobs)
+		ts := dynosim.TraceSettings{Format: r.Trace.Format, TraceBlockSize: r.Trace.TraceBlockSize, Speedup: r.Trace.Speedup, Requests: o.MaxRequests,
+			MaxVirtualSeconds: r.Trace.DurationLimitMs / 1000}
+		switch {
+		case o.Synthetic != "":
+			if spec, err := trace.ParseSynthetic(o.Synthetic); err == nil {
+				ts.Synthetic = &dynosim.SyntheticTraffic{Rate: spec.Rate, ISLMin: spec.ISL.Min, ISLMax: spec.ISL.Max, OSLMin: spec.OSL.Min, OSLMax: spec.OSL.Max,
+					PrefixShare: spec.PrefixShare, Prefixes: spec.Prefixes, Requests: spec.Requests, DurationSeconds: spec.Duration.Seconds()}
+			}
+		case o.TraceFile != "" && o.TraceFile != "-":
+			ts.Path = o.TraceFile
+		default:
+			sc.Notes = append(sc.Notes, "traffic: the trace came from standard input, which the spec cannot name: set traffic.source.paths")
+		}
+		sc.Trace = ts
+		if err := out.Write(func(w io.Writer) error { return dynosim.Export(w, sc) }); err != nil {
+			return cmdutil.WithHint(err, "docs/commands/simulate.md says what DynoSim can and cannot run")
+		}
+		return nil
 	}
-	if err := o.export.Write(func(w io.Writer) error { return dynosim.Export(w, sc) }); err != nil {
-		return cmdutil.WithHint(err, "docs/commands/simulate.md says what DynoSim can and cannot run")
+	if err := write(o.export, dep, "", explain.Knobs{}, nil); err != nil {
+		return err
+	}
+	for i, v := range o.variants {
+		d, knobs, notes, err := v.Deployment(dep)
+		if err != nil {
+			return err
+		}
+		if err := write(o.variantExports[i], d, v.Spec, knobs, notes); err != nil {
+			return fmt.Errorf("--variant %q: %w", v.Spec, err)
+		}
 	}
 	return nil
+}
+
+// applyKnobs lays router what-ifs over a scenario's router mode and
+// configuration.
+func applyKnobs(sc *dynosim.Scenario, k explain.Knobs) {
+	if k.RouterMode != nil {
+		sc.RouterMode = string(*k.RouterMode)
+	}
+	set := func(dst *float64, src *float64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	cfg := &sc.RouterConfig
+	set(&cfg.OverlapScoreCredit, k.OverlapScoreCredit)
+	set(&cfg.OverlapScoreCreditDecay, k.OverlapScoreCreditDecay)
+	set(&cfg.PrefillLoadScale, k.PrefillLoadScale)
+	set(&cfg.DecodeActiveRequestWeight, k.DecodeActiveRequestWeight)
+	set(&cfg.RouterTemperature, k.Temperature)
+}
+
+// variantPath is where --export-dynosim writes variant i's spec (1-based):
+// dynosim.yaml → dynosim.variant-1.yaml.
+func variantPath(path string, i int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s.variant-%d%s", strings.TrimSuffix(path, ext), i, ext)
 }
 
 // progress returns the progress reporter: a line on stderr redrawn in place
