@@ -313,7 +313,7 @@ func TestBlockHashesAreComputeBlocks(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := BlockHashes(tokens, 0, HashOptions{}, nil, nil); err != ErrInvalidBlockSize {
+	if _, _, err := BlockHashes(tokens, 0, HashOptions{}, nil, nil); !errors.Is(err, ErrInvalidBlockSize) {
 		t.Errorf("block size 0: %v", err)
 	}
 }

@@ -126,7 +126,7 @@ func TestAccountingAndDeterminism(t *testing.T) {
 				other = "required"
 			}
 			variants := []string{"router-mode=" + mode + ",temperature=0.5", "router-mode=" + mode + ",enforcement=" + other}
-			if mode != string(dep.Router.Mode) {
+			if mode != dep.Router.Mode {
 				// (The deployment's own mode is the as-deployed run: as a variant it changes nothing, an error.)
 				variants = append([]string{"router-mode=" + mode}, variants...)
 			}

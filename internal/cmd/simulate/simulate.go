@@ -731,7 +731,7 @@ func (o *Options) openFiles() error {
 		o.plot = out
 	}
 	if o.ExportDynoSim != "" {
-		others := append(inputs, fileio.Named{What: "--plot", Path: o.Plot})
+		others := append(slices.Clone(inputs), fileio.Named{What: "--plot", Path: o.Plot})
 		out, err := fileio.NewOutput(o.ExportDynoSim, "--export-dynosim", others...)
 		if err != nil {
 			return err
@@ -787,7 +787,7 @@ func (o *Options) tokenizer(dep *model.Deployment) (*tokenizer.Tokenizer, error)
 func (o *Options) exportDynoSim(dep *model.Deployment, r *simulate.Report) error {
 	write := func(out *fileio.Output, d *model.Deployment, variant string, knobs explain.Knobs, extra []string) error {
 		sc, notes := dynosim.ScenarioFromDeployment(d)
-		sc.Notes = append(notes, extra...)
+		sc.Notes = append(slices.Clone(notes), extra...)
 		sc.Variant = variant
 		sc.Hardware = o.Hardware
 		sc.Seed = o.Seed

@@ -618,7 +618,7 @@ func TestUnknownKeys(t *testing.T) {
 		{"inputLength", Mooncake, `{"timestamp": 0, "inputLength": 600, "output_length": 5, "hash_ids": [1, 2]}`, `line 1: unknown key "inputLength" (did you mean "input_length"?)`},
 		{"nothing near", MooncakeDelta, `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2], "model": "x"}`,
 			`line 1: unknown key "model": a mooncake-delta row's keys are`},
-		{"after a nested value", Mooncake, `{"timestamp": 0, "hash_ids": [1, [2, {"a": "}"}]], "output_lenght": 5}`, `unknown key "output_lenght" (did you mean "output_length"?)`},
+		{"after a nested value", Mooncake, `{"timestamp": 0, "hash_ids": [1, [2, {"a": "}"}]], "Output-Length": 5}`, `unknown key "Output-Length" (did you mean "output_length"?)`},
 		{"tokens", Tokens, `{"timestamp": 0, "token": [1, 2], "output_length": 5}`, `line 1: unknown key "token" (did you mean "tokens"?): a tokens row's keys are timestamp, tokens, output_length, session_id`},
 		{"any case", Mooncake, `{"Timestamp": 0, "INPUT_LENGTH": 600, "output_length": 5, "Hash_Ids": [1, 2]}`, ""},
 		{"escaped", Mooncake, `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash\u005fids": [1, 2]}`, ""},
