@@ -286,9 +286,9 @@ func TestVariantsThatChangeNothing(t *testing.T) {
 		notes   []string
 		noNotes bool
 	}{
-		{spec: "weight=0.3", err: `--variant "weight=0.3" changes nothing: weight=0.3 changes nothing: the preferred weight applies to prefill workers under preferred enforcement, and none is (they run 6 required); add enforcement=preferred to the variant`},
-		{spec: "enforcement=required", err: `--variant "enforcement=required" changes nothing: enforcement=required changes nothing: every prefill worker already runs it`},
-		{spec: "router-mode=kv", err: `changes nothing: router-mode=kv changes nothing: the frontend already runs it`},
+		{spec: "weight=0.3", err: `--variant "weight=0.3" changes nothing — weight=0.3: the preferred weight applies to prefill workers under preferred enforcement, and none is (they run 6 required); add enforcement=preferred to the variant`},
+		{spec: "enforcement=required", err: `--variant "enforcement=required" changes nothing — enforcement=required: every prefill worker already runs it`},
+		{spec: "router-mode=kv", err: `changes nothing — router-mode=kv: the frontend already runs it`},
 		{spec: "weight=0.3,decode+1@us-east-1a", notes: []string{"weight=0.3 changes nothing: the preferred weight applies"}},
 		{spec: "decode+2@us-east-9z", notes: []string{"decode+2@us-east-9z: us-east-9z is a new zone value (the deployment's are us-east-1a, us-east-1b, us-east-1c): the added workers form a zone of their own"}},
 		{spec: "decode+1@us-east-1c", noNotes: true},

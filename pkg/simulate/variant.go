@@ -398,7 +398,11 @@ func (v Variant) check(dep *model.Deployment, base, plan *explain.Plan) ([]strin
 		}
 	}
 	if len(noops) > 0 && len(noops) == len(v.Changes) {
-		return nil, &explain.InputError{Msg: fmt.Sprintf("--variant %q changes nothing: %s", v.Spec, strings.Join(noops, "; ")),
+		why := make([]string, len(noops))
+		for i, n := range noops {
+			why[i] = strings.Replace(n, " changes nothing:", ":", 1)
+		}
+		return nil, &explain.InputError{Msg: fmt.Sprintf("--variant %q changes nothing — %s", v.Spec, strings.Join(why, "; ")),
 			Hint: "Each variant must change something the deployment does not already do (" + VariantKeys + ")"}
 	}
 	return append(noops, notes...), nil

@@ -36,7 +36,7 @@ func TestSimulateSilentNoOps(t *testing.T) {
 			"⚠ decode+2@us-east-9z: us-east-9z is a new zone value (the deployment's are us-east-1a, us-east-1b, us-east-1c): the added workers form a zone of their own; check the spelling",
 		}, nil},
 		{"a weight under required", append(slices.Clone(tr), "--variant", "weight=0.3"), 1, nil, []string{
-			`error: --variant "weight=0.3" changes nothing: weight=0.3 changes nothing: the preferred weight applies to prefill workers under preferred enforcement, and none is (they run 4 required); add enforcement=preferred to the variant`,
+			`error: --variant "weight=0.3" changes nothing — weight=0.3: the preferred weight applies to prefill workers under preferred enforcement, and none is (they run 4 required); add enforcement=preferred to the variant`,
 		}},
 		{"a weight beside a change", append(slices.Clone(tr), "--variant", "weight=0.3,decode+1@us-east-1c"), 0, []string{
 			"  ⚠ weight=0.3 changes nothing",
