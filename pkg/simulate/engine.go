@@ -28,9 +28,21 @@ type Engine struct {
 	// KvCapacityBlocks is a dp rank's prefix-cache capacity in blocks when its
 	// runtime config publishes no total_kv_blocks.
 	KvCapacityBlocks uint64
-	// Source says where the parameters came from.
-	Source string
+	// Source says where the parameters came from; KvCapacitySource where
+	// KvCapacityBlocks did (the built-in default, --kv-capacity-blocks, a
+	// profile), for the report's per-pool capacity lines.
+	Source           string
+	KvCapacitySource string
 }
+
+// Where a worker's KV capacity comes from (PoolCapacity.Source): its card's
+// total_kv_blocks, else the engine model's KvCapacityBlocks, whose own source
+// is Engine.KvCapacitySource (KvSourceDefault, or what the caller names: the
+// command says --kv-capacity-blocks or the profile file).
+const (
+	KvSourceCards   = "worker cards (total_kv_blocks)"
+	KvSourceDefault = "built-in default"
+)
 
 // DefaultEngine returns the built-in parameters: rough figures for a
 // mid-size dense model on one current data-centre GPU per rank. They are
@@ -44,6 +56,7 @@ func DefaultEngine() Engine {
 		KvTransferMsPerBlockCrossDomain: 0.2,
 		KvCapacityBlocks:                32768,
 		Source:                          "built-in defaults (rough figures, not a profile of this deployment)",
+		KvCapacitySource:                KvSourceDefault,
 	}
 }
 

@@ -128,6 +128,13 @@ type Reader interface {
 	Next() (Request, error)
 }
 
+// Warner is a Reader that can say, after reading, what in the rows read may
+// not replay as the trace meant (the mooncake formats: rows whose hash ids
+// cover less than their input_length).
+type Warner interface {
+	Warnings() []string
+}
+
 // LineError is an error in one line of a trace.
 type LineError struct {
 	Line int

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -40,6 +41,22 @@ type mooncakeReader struct {
 	sessions map[string]*deltaSession
 	// held is the bytes the sessions hold, about.
 	held int
+	// rows counts the rows read, short those with fewer hash ids than their
+	// input_length fills at the trace block size (Warnings), the first of
+	// them described.
+	rows, short           int
+	shortFirst, shortHint string
+}
+
+// Warnings says what the rows read so far hold that the replay may not be
+// what the trace meant: rows whose hash ids cover less than their
+// input_length at --trace-block-size.
+func (r *mooncakeReader) Warnings() []string {
+	if r.short == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s (%d of %d rows are so): the tokens past a row's hash ids are unique to it, so no prefix beyond them is shared; if %s",
+		r.shortFirst, r.short, r.rows, r.shortHint)}
 }
 
 type deltaSession struct {
@@ -70,6 +87,13 @@ func (r *mooncakeReader) Next() (Request, error) {
 	raw := r.row.HashIDs[:0] // reused: only the decoded ids are kept
 	r.row = mooncakeRow{HashIDs: raw}
 	if err := decodeLine(b, line, &r.row); err != nil {
+		return Request{}, err
+	}
+	format := Mooncake
+	if r.delta {
+		format = MooncakeDelta
+	}
+	if err := checkKeys(b, line, format, mooncakeKeys); err != nil {
 		return Request{}, err
 	}
 	row := &r.row
@@ -131,7 +155,18 @@ func (r *mooncakeReader) Next() (Request, error) {
 	}
 	if need := (int(n) + bs - 1) / bs; len(ids) > need {
 		return Request{}, lineErr(line, "input_length %d fills %d blocks of %d tokens but the row has %d hash_ids: is the trace block size right (Mooncake's is 512)?", n, need, bs, len(ids))
+	} else if len(ids) > 0 && len(ids) < need {
+		// Each hash id stands for one block of the prompt: fewer ids than
+		// blocks mean the ids cover only the prompt's start, or blocks larger
+		// than --trace-block-size — then every token past the ids is unique
+		// and almost nothing is shared. Read on, and say so (Warnings).
+		if r.short == 0 {
+			r.shortFirst = fmt.Sprintf("line %d: input_length %d fills %d blocks of %d tokens but the row has only %d hash_ids", line, n, need, bs, len(ids))
+			r.shortHint = impliedBlockSize(int(n), len(ids))
+		}
+		r.short++
 	}
+	r.rows++
 	seg := segment{ids: ids, n: int(n), tail: tailBase(domainTail, line, int64(at))}
 	req := Request{Line: line, Arrival: at, OutputTokens: int(out), Session: string(row.SessionID)}
 	if !r.delta || req.Session == "" {
@@ -139,6 +174,23 @@ func (r *mooncakeReader) Next() (Request, error) {
 		return req, nil
 	}
 	return r.accumulate(req, seg)
+}
+
+// impliedBlockSize says which --trace-block-size makes n tokens k hash ids
+// (⌈n/B⌉ = k): B from ⌈n/k⌉ to ⌈n/(k−1)⌉−1, Mooncake's 512 when it fits.
+func impliedBlockSize(n, k int) string {
+	lo := (n + k - 1) / k
+	if k == 1 {
+		if lo <= 512 {
+			return fmt.Sprintf("its hash id stands for %d tokens or more, set --trace-block-size to the trace's own (Mooncake's published traces: 512)", lo)
+		}
+		return fmt.Sprintf("its hash id stands for %d tokens or more, set --trace-block-size to the trace's own", lo)
+	}
+	hi := (n+k-2)/(k-1) - 1
+	if lo <= 512 && 512 <= hi {
+		return fmt.Sprintf("its hash ids stand for %d to %d tokens each, set --trace-block-size 512 (Mooncake's published traces)", lo, hi)
+	}
+	return fmt.Sprintf("its hash ids stand for %d to %d tokens each, set --trace-block-size to the trace's own block size", lo, hi)
 }
 
 // accumulate appends a mooncake-delta turn to its session's prompt: the

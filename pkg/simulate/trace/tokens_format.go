@@ -39,6 +39,13 @@ func (r *tokensReader) Next() (Request, error) {
 	if err := decodeLine(b, line, &r.row); err != nil {
 		return Request{}, err
 	}
+	format, known := Tokens, tokensKeys
+	if r.texts {
+		format, known = Texts, textsKeys
+	}
+	if err := checkKeys(b, line, format, known); err != nil {
+		return Request{}, err
+	}
 	row := &r.row
 	if row.Timestamp != nil {
 		// A row without a timestamp arrives with the one before it.
