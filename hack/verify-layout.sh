@@ -2,11 +2,12 @@
 # The layout rules of docs/development.md ("Layout"), checked on the import
 # graph (go list; tests excluded, they may use internal/testutil):
 #   - pkg/model imports only the standard library and pkg/routecore;
-#   - pkg/routecore, pkg/model, pkg/explain and pkg/simulate never reach
-#     k8s.io/client-go, not even through another package;
+#   - pkg/routecore, pkg/model, pkg/explain, pkg/simulate and pkg/audit never
+#     reach k8s.io/client-go, not even through another package;
 #   - nothing under pkg/ reaches internal/;
-#   - pkg/build, pkg/analysis, pkg/explain, pkg/simulate, pkg/preflight and
-#     pkg/tui never reach a source (pkg/source/...): they read the model.
+#   - pkg/build, pkg/analysis, pkg/explain, pkg/simulate, pkg/preflight,
+#     pkg/audit and pkg/tui never reach a source (pkg/source/...): they read
+#     the model.
 # Prints every violation with the import chain that causes it, and fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,13 +47,13 @@ if [ -n "$model_imports" ]; then
 fi
 
 check_none "reaches k8s.io/client-go" '^k8s\.io/client-go(/|$)' \
-  ./pkg/routecore/... ./pkg/model/... ./pkg/explain/... ./pkg/simulate/...
+  ./pkg/routecore/... ./pkg/model/... ./pkg/explain/... ./pkg/simulate/... ./pkg/audit/...
 check_none "reaches internal/" "^$module/internal/" ./pkg/...
 check_none "reaches a source (pkg/source/...)" "^$module/pkg/source(/|\$)" \
-  ./pkg/build/... ./pkg/analysis/... ./pkg/explain/... ./pkg/simulate/... ./pkg/preflight/... ./pkg/tui/... \
+  ./pkg/build/... ./pkg/analysis/... ./pkg/explain/... ./pkg/simulate/... ./pkg/preflight/... ./pkg/audit/... ./pkg/tui/... \
   ./pkg/model/... ./pkg/raw/...
 
 if [ "$fail" = 0 ]; then
-  echo "✓ layout: the model at the bottom, no client-go under explain/simulate, no internal/ under pkg/, no source under the readers"
+  echo "✓ layout: the model at the bottom, no client-go under explain/simulate/audit, no internal/ under pkg/, no source under the readers"
 fi
 exit $fail
