@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
@@ -50,7 +51,7 @@ const (
 	reasonPinned       = "a pinned or session-affinity pick: nothing was chosen"
 	reasonNoModel      = "no model of the deployment"
 	reasonNoIndex      = "no KV index (the capture holds no KvEvents)"
-	reasonNoInput      = "no [ROUTING_INPUT] line (DEBUG off for dynamo_llm::kv_router)"
+	reasonNoInput      = "no [ROUTING_INPUT] line (DEBUG off for dynamo_llm::kv_router, or a release that does not log it)"
 	reasonCutHashes    = "the logged local hashes are fewer than num_blocks (a cut line)"
 	reasonNoPrefill    = "the request's prefill decision is not in the logs"
 	reasonUnknownSel   = "the selected worker is unknown to the model"
@@ -71,7 +72,7 @@ func Audit(in Input, opts Options) *Report {
 	}
 	decisions, incomplete, js := Join(in.Records)
 	a := &auditor{m: in.Model, opts: opts, byHop: map[string]map[CheckName]*tally{}, all: map[CheckName]*tally{},
-		prefillByReq: map[reqKey][]*Decision{}}
+		prefillByReq: map[reqKey][]*Decision{}, anonDecode: map[string][]int{}}
 	for _, c := range Checks {
 		a.all[c] = &tally{}
 	}
@@ -96,9 +97,14 @@ func Audit(in Input, opts Options) *Report {
 		}
 	}
 	for _, d := range decisions {
-		if d.Hop == HopPrefill && d.Selected != nil && d.RequestID != "" {
+		if d.Hop == HopPrefill && d.Selected != nil {
+			// Lines without request ids (older selectors) are in stream
+			// order: a decode decision's prefill is the one just before it.
 			k := reqKey{d.Source, d.RequestID}
 			a.prefillByReq[k] = append(a.prefillByReq[k], d)
+		}
+		if d.Hop == HopDecode && d.RequestID == "" {
+			a.anonDecode[d.Source] = append(a.anonDecode[d.Source], d.Seq)
 		}
 	}
 	for _, d := range decisions {
@@ -183,6 +189,7 @@ type auditor struct {
 	hopDecisions map[string]int
 	all          map[CheckName]*tally
 	prefillByReq map[reqKey][]*Decision
+	anonDecode   map[string][]int
 	dis          []Disagreement
 	results      []DecisionResult
 	seen         map[*Record]bool
@@ -451,7 +458,9 @@ func (a *auditor) constraints(d *Decision) (routecore.RoutingConstraints, error)
 	return deriv.Constraints, nil
 }
 
-// prefillFor is the request's latest prefill decision before d.
+// prefillFor is the request's latest prefill decision before d; for lines
+// without request ids, the stream's prefill decision just before d, when no
+// decode decision came between them.
 func (a *auditor) prefillFor(d *Decision) *Decision {
 	var best *Decision
 	for _, p := range a.prefillByReq[reqKey{d.Source, d.RequestID}] {
@@ -459,7 +468,22 @@ func (a *auditor) prefillFor(d *Decision) *Decision {
 			best = p
 		}
 	}
+	if d.RequestID == "" && best != nil && a.lastDecodeBefore(d) > best.Seq {
+		return nil
+	}
 	return best
+}
+
+// lastDecodeBefore is the Seq of the last position-joined decode decision
+// of d's stream before d.
+func (a *auditor) lastDecodeBefore(d *Decision) int {
+	last := 0
+	for _, s := range a.anonDecode[d.Source] {
+		if s < d.Seq {
+			last = s
+		}
+	}
+	return last
 }
 
 // multiplier is the preferred-taint multiplier routecore applies to worker
@@ -783,6 +807,21 @@ func hopName(h string) string {
 
 // ---- notes ----
 
+// ModelLogsGap is how far apart the model's read and a log timestamp may be
+// before the report says their differences may be time.
+const ModelLogsGap = 10 * time.Minute
+
+// apart reports whether a log timestamp is more than ModelLogsGap from t
+// (false when it cannot be read).
+func apart(t time.Time, stamp string) bool {
+	ts, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return false
+	}
+	d := ts.Sub(t)
+	return d > ModelLogsGap || d < -ModelLogsGap
+}
+
 func (a *auditor) notes(in Input, rep *Report, decisions []*Decision) []string {
 	var notes []string
 	m := in.Model
@@ -799,11 +838,8 @@ func (a *auditor) notes(in Input, rep *Report, decisions []*Decision) []string {
 	if n := a.noFormulas; n > 0 && len(decisions) > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d decisions have no Formula lines, so the arithmetic, choice and candidates checks skipped them: run the frontend with DYN_LOG=%s", n, len(decisions), DebugLogFilter))
 	}
-	if n := a.noInput; n > 0 && len(decisions) > 0 && m != nil && m.Index != nil {
-		notes = append(notes, fmt.Sprintf("%d of %d decisions have no [ROUTING_INPUT] line with the request's hashes, so the state check skipped them (DEBUG for dynamo_llm::kv_router)", n, len(decisions)))
-	}
-	if m != nil && m.Index == nil && len(decisions) > 0 {
-		notes = append(notes, "no KV index: the state check did not run (a capture with KvEvents, kubectl dynamo capture, provides one)")
+	if js := rep.Logs.Join; js.OrphanInputs > 0 {
+		notes = append(notes, fmt.Sprintf("%d [ROUTING_INPUT] lines are followed by no decision of their request: its selection failed (NoEndpoints, all workers overloaded; kubectl dynamo topology names the cause) or the log ends first", js.OrphanInputs))
 	}
 	if js := rep.Logs.Join; js.Incomplete > 0 {
 		notes = append(notes, fmt.Sprintf("%d groups of Formula lines were never closed by a Selected line (the selection failed, or the log is cut or rotated mid-decision); their lines were still checked for arithmetic", js.Incomplete))
@@ -819,8 +855,9 @@ func (a *auditor) notes(in Input, rep *Report, decisions []*Decision) []string {
 			notes = append(notes, fmt.Sprintf("%s: %d router lines could not be read (first: %s)", s.Name, s.Malformed, s.MalformedExamples[0]))
 		}
 	}
-	if m != nil && !m.CollectedAt.IsZero() && rep.Logs.First != "" {
-		notes = append(notes, fmt.Sprintf("the model was read at %s and the logs run from %s to %s: state and eligibility differences may be time, not routing", m.CollectedAt.UTC().Format("2006-01-02T15:04:05Z"), rep.Logs.First, rep.Logs.Last))
+	if m != nil && !m.CollectedAt.IsZero() && (apart(m.CollectedAt, rep.Logs.First) || apart(m.CollectedAt, rep.Logs.Last)) {
+		notes = append(notes, fmt.Sprintf("the model was read at %s and the logs run from %s to %s: state and eligibility differences may be time, not routing (read the model near the logs' time)",
+			m.CollectedAt.UTC().Format("2006-01-02T15:04:05Z"), rep.Logs.First, rep.Logs.Last))
 	}
 	return notes
 }

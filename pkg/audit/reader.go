@@ -126,6 +126,9 @@ func ReadLogs(r io.Reader, name string, lim Limits) ([]Record, StreamStats, erro
 				break
 			}
 			st.Bytes = counted.n
+			if st.Gzip {
+				return recs, st, fmt.Errorf("read %s: the gzip stream is corrupt or cut short: %w", name, err)
+			}
 			return recs, st, fmt.Errorf("read %s: %w", name, err)
 		}
 	}

@@ -1,0 +1,343 @@
+package auditroutes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
+	"github.com/ai-dynamo/kubectl-dynamo/internal/iostreams"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/analysis"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/audit"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+)
+
+// Options are the inputs of the audit-routes command.
+type Options struct {
+	IO  *iostreams.IOStreams
+	Now func() time.Time
+
+	Name     string
+	FromFile string
+	// Logs are the --logs files ("-" is standard input).
+	Logs    []string
+	Output  cmdutil.OutputFlags
+	Sources cmdutil.SourceFlags
+	// FailOn is --fail-on: exit 2 when a check agrees on fewer decisions
+	// than this rate ("" never).
+	FailOn string
+	// MinProbability flags a pick at temperature > 0 less likely than this.
+	MinProbability float64
+	// MaxLogBytes bounds what is read of each log stream (after
+	// decompression).
+	MaxLogBytes int64
+	// DynamoVersion is --dynamo-version ("" detects it).
+	DynamoVersion string
+
+	// Resolved by Complete.
+	failOn    *float64
+	namespace string
+	scope     cmdutil.Scope
+	inventory cmdutil.Inventory
+	load      func(ctx context.Context) (*raw.Bundle, error)
+}
+
+// DefaultMaxLogBytes is the default --max-log-bytes.
+const DefaultMaxLogBytes = 256 << 20
+
+// NewCmdAuditRoutes builds the command. runF, when set, replaces the run step (tests).
+func NewCmdAuditRoutes(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{IO: f.IOStreams, Now: f.Now, MinProbability: audit.DefaultMinProbability, MaxLogBytes: DefaultMaxLogBytes}
+	cmd := &cobra.Command{
+		Use:   "audit-routes [DGD] --logs FILE [--from-file CAPTURE] [flags]",
+		Short: "Check the KV router's real decisions, from its logs, against the plugin's model",
+		Long: `Read the KV router's decisions from the frontend's logs and check each one against
+kubectl-dynamo's port of the router (pkg/routecore) on the deployment's model: the
+proof, on your cluster, release, configuration and traffic, that the numbers the
+other commands show are the router's.
+
+The router logs, per decision, a "Selected worker" line (INFO, on by default) and,
+with DEBUG, one "Formula for worker_id=…" line per candidate, the request's block
+hashes ([ROUTING_INPUT]) and the pick's overlap ([ROUTING] Best). The lines are
+joined by request id and hop (prefill, decode) and five checks run on each
+decision, each counting how many decisions it covered:
+
+  arithmetic  the logged terms give the logged logit, in the router's order
+  choice      at temperature 0 the pick is a minimum (ties within rounding);
+              above 0 its softmax probability is not below --min-probability
+  transfer    the preferred multiplier and the required domain match the
+              transfer policy and the prefill and decode workers' domains
+  state       the KV index gives the logged cached blocks for the logged hashes
+  candidates  the router scored exactly the workers the model holds eligible
+
+For the full audit the frontend must log DEBUG for the selector and the KV
+router: DYN_LOG=` + audit.DebugLogFilter + `.
+A decision whose DEBUG lines are missing is still counted, and the checks that
+need them say so.
+
+--logs reads what kubectl logs prints (plain text, with or without colour, or
+DYN_LOGGING_JSONL), gzip-compressed or not; repeat it for several replicas. The
+model comes from --from-file CAPTURE, or from the cluster.
+
+Exit codes: 0 the audit ran, 2 a check agrees on fewer decisions than --fail-on
+(or, with --fail-on, no decision was audited), 1 error.`,
+		Example: `  # Audit a frontend's logs against a capture taken at the same time
+  kubectl logs -n serving deploy/qwen3-32b-frontend --since 1h > router.log
+  kubectl dynamo audit-routes --from-file capture.yaml --logs router.log
+
+  # Several replicas, compressed, failing a pipeline below 99% agreement
+  kubectl dynamo audit-routes --from-file capture.yaml --logs fe-0.log.gz --logs fe-1.log.gz --fail-on 99%
+
+  # From standard input, as JSON
+  kubectl logs -n serving qwen3-32b-frontend-0 | kubectl dynamo audit-routes --from-file capture.yaml --logs - -o json`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completion.MaxArgs(1, completion.Deployments(f)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, cmd, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read the deployment's model from a capture file (kubectl dynamo capture) instead of the cluster; - for stdin")
+	fl.StringArrayVar(&o.Logs, "logs", nil, "The frontend's log: a file (plain or gzip), or - for standard input; repeat for several replicas")
+	fl.StringVar(&o.FailOn, "fail-on", "", "Exit 2 when a check agrees on fewer decisions than this rate (a fraction such as 0.99, or 99%)")
+	fl.Float64Var(&o.MinProbability, "min-probability", o.MinProbability, "At temperature > 0, flag a pick whose softmax probability is below this")
+	fl.Int64Var(&o.MaxLogBytes, "max-log-bytes", o.MaxLogBytes, "Read at most this many bytes of each log (after decompression); later lines are not audited")
+	cmdutil.AddDynamoVersionFlag(cmd, fl, &o.DynamoVersion)
+	o.Sources.AddFlags(cmd)
+	cmdutil.AddOutputFlags(cmd, &o.Output)
+	return cmd
+}
+
+// Complete resolves the deployment's source and the logs.
+func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Name = args[0]
+	}
+	o.scope = cmdutil.Scope{Command: "audit-routes", Source: cmdutil.SourceArgs(cmd), File: o.FromFile,
+		NamespaceGiven: cmd.Flags().Changed("namespace")}
+	if o.Name != "" {
+		o.scope.Names = []string{o.Name}
+	}
+	if o.FailOn != "" {
+		r, err := audit.ParseRate(o.FailOn)
+		if err != nil {
+			return cmdutil.FlagErrorf("--fail-on: %v", err)
+		}
+		o.failOn = &r
+	}
+	if err := cmdutil.OneStdin(append([]cmdutil.NamedInput{{Flag: "--from-file", Path: o.FromFile}}, logInputs(o.Logs)...)...); err != nil {
+		return err
+	}
+	if o.FromFile != "" {
+		ns, load, err := o.Sources.FromFile(f, cmd, o.IO.In, o.FromFile)
+		if err != nil {
+			return err
+		}
+		o.namespace, o.load, o.scope.Namespace = ns, load, ns
+		return nil
+	}
+	ns, err := cmdutil.LiveNamespace(f, "audit-routes")
+	if err != nil {
+		return err
+	}
+	opts, err := o.Sources.CollectOptions(f, ns, false, o.scope.Names)
+	if err != nil {
+		return err
+	}
+	o.namespace = ns
+	o.load = func(ctx context.Context) (*raw.Bundle, error) { return source.Collect(ctx, opts) }
+	o.scope.Namespace, o.scope.Context = ns, opts.Context
+	o.inventory = cmdutil.LiveInventory(opts.RESTConfig, 10*time.Second)
+	return nil
+}
+
+func logInputs(logs []string) []cmdutil.NamedInput {
+	out := make([]cmdutil.NamedInput, len(logs))
+	for i, l := range logs {
+		out[i] = cmdutil.NamedInput{Flag: "--logs", Path: l}
+	}
+	return out
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if err := o.Output.Validate(); err != nil {
+		return err
+	}
+	if len(o.Logs) == 0 {
+		return cmdutil.FlagErrorf("give the router's logs with --logs FILE (what kubectl logs prints of the frontend, e.g. kubectl logs -n NAMESPACE -l nvidia.com/dynamo-component-type=frontend --prefix > router.log)")
+	}
+	for _, l := range o.Logs {
+		if l == "" {
+			return cmdutil.FlagErrorf("--logs needs a file name, or - for standard input")
+		}
+	}
+	if !(o.MinProbability > 0 && o.MinProbability < 1) {
+		return cmdutil.FlagErrorf("--min-probability must be between 0 and 1, got %g", o.MinProbability)
+	}
+	if o.MaxLogBytes < 1<<10 {
+		return cmdutil.FlagErrorf("--max-log-bytes must be at least 1024, got %d", o.MaxLogBytes)
+	}
+	if err := cmdutil.ValidateDynamoVersion(o.DynamoVersion); err != nil {
+		return err
+	}
+	return o.Sources.Validate()
+}
+
+// Run reads the model and the logs, audits and prints.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer cmdutil.TuneGCForOneShot()()
+	b, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	snap, err := build.Build(b)
+	if err != nil {
+		return err
+	}
+	dep, err := o.pickDeployment(ctx, snap)
+	if err != nil {
+		return err
+	}
+	m, err := audit.NewModel(snap, dep, o.DynamoVersion)
+	if err != nil {
+		var ie *explain.InputError
+		if errors.As(err, &ie) && ie.Hint != "" {
+			return cmdutil.WithHint(err, ie.Hint)
+		}
+		return err
+	}
+	m.Findings = deploymentFindings(analysis.Analyze(snap, analysis.AnalyzeOptions{DynamoVersion: o.DynamoVersion}), dep)
+	var indexNotes []string
+	if sets := explain.BundleEventSets(b, dep); len(sets) > 0 {
+		m.Index, indexNotes = explain.IndexEvents(sets, m.BlockSize)
+		names := make([]string, len(sets))
+		for i, s := range sets {
+			names[i] = s.Name
+		}
+		m.IndexDetail = "KvEvents " + strings.Join(names, ", ")
+	}
+	in := audit.Input{Model: m}
+	for _, path := range o.Logs {
+		recs, st, err := o.readLogs(path)
+		if err != nil {
+			return err
+		}
+		in.Records = append(in.Records, recs...)
+		in.Streams = append(in.Streams, st)
+	}
+	rep := audit.Audit(in, audit.Options{MinProbability: o.MinProbability})
+	rep.Notes = append(rep.Notes, indexNotes...)
+	if err := o.print(rep); err != nil {
+		return err
+	}
+	return o.exitFor(rep)
+}
+
+// readLogs reads one --logs input through the one input opener: a regular
+// file is streamed (never held whole), standard input is read once, both
+// bounded by --max-log-bytes.
+func (o *Options) readLogs(path string) ([]audit.Record, audit.StreamStats, error) {
+	// A file is streamed, so it may be larger than the bound (which then
+	// truncates it); a stream is held, so it may not.
+	in, err := fileio.OpenLimits(o.IO.In, path, "--logs", 1<<40, o.MaxLogBytes)
+	if err != nil {
+		return nil, audit.StreamStats{}, cmdutil.WithHint(err, "Give --logs a regular file or -, or raise --max-log-bytes")
+	}
+	defer in.Close()
+	recs, st, err := audit.ReadLogs(in.NewReader(), path, audit.Limits{MaxBytes: o.MaxLogBytes})
+	if err != nil {
+		return nil, st, cmdutil.WithHint(fmt.Errorf("--logs: %w", err), "Give the log as kubectl logs prints it, plain or gzip-compressed whole")
+	}
+	return recs, st, nil
+}
+
+// deploymentFindings are the report's findings about dep.
+func deploymentFindings(r *model.Report, dep *model.Deployment) []model.Finding {
+	var out []model.Finding
+	for _, f := range r.Findings {
+		if f.Namespace == dep.Namespace && f.Deployment == dep.Name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// pickDeployment selects the deployment: the named one, or the only one.
+func (o *Options) pickDeployment(ctx context.Context, s *model.Snapshot) (*model.Deployment, error) {
+	if err := o.scope.Select(ctx, s, o.inventory); err != nil {
+		return nil, err
+	}
+	if len(s.Deployments) == 1 {
+		return &s.Deployments[0], nil
+	}
+	where := "the cluster"
+	switch {
+	case o.FromFile != "" && o.namespace != "":
+		where = "the capture file (namespace " + o.namespace + ")"
+	case o.FromFile != "":
+		where = "the capture file"
+	case o.namespace != "":
+		where = "namespace " + o.namespace
+	}
+	names := make([]string, 0, len(s.Deployments))
+	for i := range s.Deployments {
+		names = append(names, s.Deployments[i].Key())
+	}
+	first := s.Deployments[0]
+	return nil, cmdutil.FlagErrorf("%s holds %s; name one, e.g. %s", where, cmdutil.ListDeployments(names),
+		cmdutil.CommandLine("audit-routes", o.scope.Source, "-n", first.Namespace, first.Name, "--logs", "FILE"))
+}
+
+// exitFor returns exit 2 when a check agrees below --fail-on, or when
+// --fail-on is given and nothing was audited (a gate must not pass on
+// empty logs).
+func (o *Options) exitFor(r *audit.Report) error {
+	if o.failOn == nil {
+		return nil
+	}
+	msg := ""
+	covered := 0
+	for _, c := range r.Checks {
+		covered += c.Covered
+	}
+	below := r.Below(*o.failOn)
+	switch {
+	case covered == 0:
+		msg = "--fail-on: no check covered any decision (the logs hold no decision lines the checks can read): nothing passed the gate (exit code 2)"
+	case len(below) > 0:
+		var parts []string
+		for _, c := range below {
+			parts = append(parts, fmt.Sprintf("%s %s", c.Check, audit.FormatRate(c.Rate)))
+		}
+		msg = fmt.Sprintf("agreement below --fail-on %s: %s (exit code 2)", audit.FormatRate(o.failOn), strings.Join(parts, ", "))
+	default:
+		return nil
+	}
+	if !o.Output.IsTable() {
+		msg = ""
+	}
+	return &cmdutil.ResultError{Code: cmdutil.ExitFindings, Message: msg}
+}
