@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/completion"
@@ -20,6 +22,7 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
 // Options are the inputs of the audit-routes command.
@@ -43,9 +46,17 @@ type Options struct {
 	MaxLogBytes int64
 	// DynamoVersion is --dynamo-version ("" detects it).
 	DynamoVersion string
+	// Since, Tail and Container select what is read of each frontend pod's
+	// log when no --logs is given (live).
+	Since     time.Duration
+	Tail      int64
+	Container string
 
 	// Resolved by Complete.
-	failOn    *float64
+	failOn *float64
+	// podLogs opens a container's log (kube.RESTAPI.PodLogs live; tests
+	// replace it); nil offline.
+	podLogs   func(ctx context.Context, namespace, pod string, o kube.LogOptions) (io.ReadCloser, error)
 	namespace string
 	scope     cmdutil.Scope
 	inventory cmdutil.Inventory
@@ -55,11 +66,15 @@ type Options struct {
 // DefaultMaxLogBytes is the default --max-log-bytes.
 const DefaultMaxLogBytes = 256 << 20
 
+// DefaultSince is the default --since: the last hour of each frontend's log.
+const DefaultSince = time.Hour
+
 // NewCmdAuditRoutes builds the command. runF, when set, replaces the run step (tests).
 func NewCmdAuditRoutes(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{IO: f.IOStreams, Now: f.Now, MinProbability: audit.DefaultMinProbability, MaxLogBytes: DefaultMaxLogBytes}
+	o := &Options{IO: f.IOStreams, Now: f.Now, MinProbability: audit.DefaultMinProbability, MaxLogBytes: DefaultMaxLogBytes,
+		Since: DefaultSince, Tail: -1}
 	cmd := &cobra.Command{
-		Use:   "audit-routes [DGD] --logs FILE [--from-file CAPTURE] [flags]",
+		Use:   "audit-routes [DGD] [--logs FILE] [--from-file CAPTURE] [flags]",
 		Short: "Check the KV router's real decisions, from its logs, against the plugin's model",
 		Long: `Read the KV router's decisions from the frontend's logs and check each one against
 kubectl-dynamo's port of the router (pkg/routecore) on the deployment's model: the
@@ -85,13 +100,20 @@ router: DYN_LOG=` + audit.DebugLogFilter + `.
 A decision whose DEBUG lines are missing is still counted, and the checks that
 need them say so.
 
---logs reads what kubectl logs prints (plain text, with or without colour, or
-DYN_LOGGING_JSONL), gzip-compressed or not; repeat it for several replicas. The
-model comes from --from-file CAPTURE, or from the cluster.
+Live, the model and the logs come from the cluster: the log of every frontend
+replica of the deployment is read through the API server (GET pods/log, read-only;
+--since, --tail, --max-log-bytes), and a replica whose log cannot be read is a
+note. --logs reads files instead: what kubectl logs prints (plain text, with or
+without colour, or DYN_LOGGING_JSONL), gzip-compressed or not; repeat it for
+several replicas. With --from-file CAPTURE the model comes from the capture and
+--logs is required.
 
 Exit codes: 0 the audit ran, 2 a check agrees on fewer decisions than --fail-on
 (or, with --fail-on, no decision was audited), 1 error.`,
-		Example: `  # Audit a frontend's logs against a capture taken at the same time
+		Example: `  # Audit the last hour of every frontend replica's decisions, live
+  kubectl dynamo audit-routes -n serving qwen3-32b
+
+  # Audit a frontend's logs against a capture taken at the same time
   kubectl logs -n serving deploy/qwen3-32b-frontend --since 1h > router.log
   kubectl dynamo audit-routes --from-file capture.yaml --logs router.log
 
@@ -117,7 +139,10 @@ Exit codes: 0 the audit ran, 2 a check agrees on fewer decisions than --fail-on
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read the deployment's model from a capture file (kubectl dynamo capture) instead of the cluster; - for stdin")
-	fl.StringArrayVar(&o.Logs, "logs", nil, "The frontend's log: a file (plain or gzip), or - for standard input; repeat for several replicas")
+	fl.StringArrayVar(&o.Logs, "logs", nil, "The frontend's log: a file (plain or gzip), or - for standard input; repeat for several replicas (default: every frontend pod's log, live)")
+	fl.DurationVar(&o.Since, "since", o.Since, "Live: read the frontend pods' log lines of this last period (0: the whole log)")
+	fl.Int64Var(&o.Tail, "tail", o.Tail, "Live: read at most the last this many lines of each frontend pod's log (-1: no limit)")
+	fl.StringVar(&o.Container, "container", "", "Live: the frontend pods' container to read (default: the main container)")
 	fl.StringVar(&o.FailOn, "fail-on", "", "Exit 2 when a check agrees on fewer decisions than this rate (a fraction such as 0.99, or 99%)")
 	fl.Float64Var(&o.MinProbability, "min-probability", o.MinProbability, "At temperature > 0, flag a pick whose softmax probability is below this")
 	fl.Int64Var(&o.MaxLogBytes, "max-log-bytes", o.MaxLogBytes, "Read at most this many bytes of each log (after decompression); later lines are not audited")
@@ -155,18 +180,21 @@ func (o *Options) Complete(f *cmdutil.Factory, cmd *cobra.Command, args []string
 		o.namespace, o.load, o.scope.Namespace = ns, load, ns
 		return nil
 	}
-	ns, err := cmdutil.LiveNamespace(f, "audit-routes")
+	live, err := o.Sources.Live(f, "audit-routes", o.Name, nil)
 	if err != nil {
 		return err
 	}
-	opts, err := o.Sources.CollectOptions(f, ns, false, o.scope.Names)
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
+	opts := live.Options
+	// The frontends' KV placements give the live KV index of the state check.
+	opts.KVPlacements = true
+	o.namespace, o.inventory = live.Namespace, live.Inventory
 	o.load = func(ctx context.Context) (*raw.Bundle, error) { return source.Collect(ctx, opts) }
-	o.scope.Namespace, o.scope.Context = ns, opts.Context
-	o.inventory = cmdutil.LiveInventory(opts.RESTConfig, 10*time.Second)
+	o.scope.Namespace, o.scope.Context = live.Namespace, opts.Context
+	if pl, ok := opts.Kube.(interface {
+		PodLogs(ctx context.Context, namespace, pod string, o kube.LogOptions) (io.ReadCloser, error)
+	}); ok {
+		o.podLogs = pl.PodLogs
+	}
 	return nil
 }
 
@@ -183,8 +211,24 @@ func (o *Options) Validate() error {
 	if err := o.Output.Validate(); err != nil {
 		return err
 	}
-	if len(o.Logs) == 0 {
-		return cmdutil.FlagErrorf("give the router's logs with --logs FILE (what kubectl logs prints of the frontend, e.g. kubectl logs -n NAMESPACE -l nvidia.com/dynamo-component-type=frontend --prefix > router.log)")
+	if len(o.Logs) == 0 && o.FromFile != "" {
+		return cmdutil.FlagErrorf("--from-file reads the model from a capture; give the router's logs with --logs FILE (what kubectl logs prints of the frontend, e.g. kubectl logs -n NAMESPACE -l nvidia.com/dynamo-component-type=frontend --prefix > router.log), or drop --from-file to read the frontend pods' logs live")
+	}
+	if o.FromFile != "" || len(o.Logs) > 0 {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--since", o.Since != DefaultSince}, {"--tail", o.Tail != -1}, {"--container", o.Container != ""}} {
+			if f.set {
+				return cmdutil.FlagErrorf("%s selects what is read of the frontend pods' logs live; with --logs or --from-file the logs are files: trim them before (kubectl logs --since/--tail)", f.name)
+			}
+		}
+	}
+	if o.Since < 0 {
+		return cmdutil.FlagErrorf("--since must not be negative, got %s", o.Since)
+	}
+	if o.Tail < -1 {
+		return cmdutil.FlagErrorf("--tail must be -1 (every line) or a line count, got %d", o.Tail)
 	}
 	for _, l := range o.Logs {
 		if l == "" {
@@ -240,6 +284,7 @@ func (o *Options) Run(ctx context.Context) error {
 		m.IndexDetail = "KvEvents " + strings.Join(names, ", ")
 	}
 	in := audit.Input{Model: m}
+	var logNotes []string
 	for _, path := range o.Logs {
 		recs, st, err := o.readLogs(path)
 		if err != nil {
@@ -248,8 +293,11 @@ func (o *Options) Run(ctx context.Context) error {
 		in.Records = append(in.Records, recs...)
 		in.Streams = append(in.Streams, st)
 	}
+	if len(o.Logs) == 0 {
+		in.Records, in.Streams, logNotes = o.readPodLogs(ctx, dep)
+	}
 	rep := audit.Audit(in, audit.Options{MinProbability: o.MinProbability})
-	rep.Notes = append(rep.Notes, indexNotes...)
+	rep.Notes = append(append(logNotes, rep.Notes...), indexNotes...)
 	if err := o.print(rep); err != nil {
 		return err
 	}
@@ -272,6 +320,59 @@ func (o *Options) readLogs(path string) ([]audit.Record, audit.StreamStats, erro
 		return nil, st, cmdutil.WithHint(fmt.Errorf("--logs: %w", err), "Give the log as kubectl logs prints it, plain or gzip-compressed whole")
 	}
 	return recs, st, nil
+}
+
+// readPodLogs reads the log of every frontend pod of dep through the API
+// server (GET pods/log), each bounded by --since, --tail and --max-log-bytes.
+// A pod whose log cannot be read is a note, not an error: the audit runs on
+// the others.
+func (o *Options) readPodLogs(ctx context.Context, dep *model.Deployment) ([]audit.Record, []audit.StreamStats, []string) {
+	var (
+		recs  []audit.Record
+		stats []audit.StreamStats
+		notes []string
+	)
+	if o.podLogs == nil {
+		return nil, nil, []string{"pod logs cannot be read with this client: give the frontend's logs with --logs FILE"}
+	}
+	if len(dep.Frontends) == 0 {
+		return nil, nil, []string{fmt.Sprintf("%s has no frontend pod: there is no router log to read (give one with --logs FILE)", dep.Key())}
+	}
+	for _, fe := range dep.Frontends {
+		container := fe.Container
+		if o.Container != "" {
+			container = o.Container
+		}
+		name := "pod/" + fe.Pod
+		if container != "" {
+			name += "/" + container
+		}
+		rc, err := o.podLogs(ctx, dep.Namespace, fe.Pod, kube.LogOptions{Container: container, SinceSeconds: int64(o.Since / time.Second),
+			TailLines: o.Tail, LimitBytes: o.MaxLogBytes})
+		if err != nil {
+			notes = append(notes, podLogNote(name, err))
+			continue
+		}
+		r, st, err := audit.ReadLogs(rc, name, audit.Limits{MaxBytes: o.MaxLogBytes})
+		_ = rc.Close()
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s: the log could not be read to its end (%v): the decisions read before are audited", name, err))
+		}
+		recs = append(recs, r...)
+		stats = append(stats, st)
+	}
+	return recs, stats, notes
+}
+
+// podLogNote says why a pod's log was not read and what to do.
+func podLogNote(name string, err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Sprintf("%s: reading its log was denied (RBAC: needs get on pods/log, docs/rbac.md): its decisions are not audited; grant it, or give the frontend's logs with --logs FILE", name)
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("%s: the pod or its container is gone (%v): its decisions are not audited", name, err)
+	}
+	return fmt.Sprintf("%s: its log could not be read (%v): its decisions are not audited; give the frontend's logs with --logs FILE", name, err)
 }
 
 // deploymentFindings are the report's findings about dep.
