@@ -105,8 +105,8 @@ replica of the deployment is read through the API server (GET pods/log, read-onl
 --since, --tail, --max-log-bytes), and a replica whose log cannot be read is a
 note. --logs reads files instead: what kubectl logs prints (plain text, with or
 without colour, or DYN_LOGGING_JSONL), gzip-compressed or not; repeat it for
-several replicas. With --from-file CAPTURE the model comes from the capture and
---logs is required.
+several replicas. With --from-file CAPTURE the model comes from the capture, and
+the logs from --logs or from the capture's router log excerpt (capture --logs).
 
 Exit codes: 0 the audit ran, 2 a check agrees on fewer decisions than --fail-on
 (or, with --fail-on, no decision was audited), 1 error.`,
@@ -139,7 +139,7 @@ Exit codes: 0 the audit ran, 2 a check agrees on fewer decisions than --fail-on
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read the deployment's model from a capture file (kubectl dynamo capture) instead of the cluster; - for stdin")
-	fl.StringArrayVar(&o.Logs, "logs", nil, "The frontend's log: a file (plain or gzip), or - for standard input; repeat for several replicas (default: every frontend pod's log, live)")
+	fl.StringArrayVar(&o.Logs, "logs", nil, "The frontend's log: a file (plain or gzip), or - for standard input; repeat for several replicas (default: every frontend pod's log, live, or the capture's excerpt)")
 	fl.DurationVar(&o.Since, "since", o.Since, "Live: read the frontend pods' log lines of this last period (0: the whole log)")
 	fl.Int64Var(&o.Tail, "tail", o.Tail, "Live: read at most the last this many lines of each frontend pod's log (-1: no limit)")
 	fl.StringVar(&o.Container, "container", "", "Live: the frontend pods' container to read (default: the main container)")
@@ -210,9 +210,6 @@ func logInputs(logs []string) []cmdutil.NamedInput {
 func (o *Options) Validate() error {
 	if err := o.Output.Validate(); err != nil {
 		return err
-	}
-	if len(o.Logs) == 0 && o.FromFile != "" {
-		return cmdutil.FlagErrorf("--from-file reads the model from a capture; give the router's logs with --logs FILE (what kubectl logs prints of the frontend, e.g. kubectl logs -n NAMESPACE -l nvidia.com/dynamo-component-type=frontend --prefix > router.log), or drop --from-file to read the frontend pods' logs live")
 	}
 	if o.FromFile != "" || len(o.Logs) > 0 {
 		for _, f := range []struct {
@@ -293,7 +290,13 @@ func (o *Options) Run(ctx context.Context) error {
 		in.Records = append(in.Records, recs...)
 		in.Streams = append(in.Streams, st)
 	}
-	if len(o.Logs) == 0 {
+	switch {
+	case len(o.Logs) > 0:
+	case o.FromFile != "":
+		if in.Records, in.Streams, err = captureLogs(b, dep, o.FromFile); err != nil {
+			return err
+		}
+	default:
 		in.Records, in.Streams, logNotes = o.readPodLogs(ctx, dep)
 	}
 	rep := audit.Audit(in, audit.Options{MinProbability: o.MinProbability})
@@ -320,6 +323,31 @@ func (o *Options) readLogs(path string) ([]audit.Record, audit.StreamStats, erro
 		return nil, st, cmdutil.WithHint(fmt.Errorf("--logs: %w", err), "Give the log as kubectl logs prints it, plain or gzip-compressed whole")
 	}
 	return recs, st, nil
+}
+
+// captureLogs reads the router log excerpts a capture carries for dep
+// (capture --logs), one stream per frontend pod.
+func captureLogs(b *raw.Bundle, dep *model.Deployment, file string) ([]audit.Record, []audit.StreamStats, error) {
+	var (
+		recs  []audit.Record
+		stats []audit.StreamStats
+	)
+	for _, l := range b.RouterLogs {
+		if l.Namespace != dep.Namespace || l.Deployment != dep.Name {
+			continue
+		}
+		r, st, err := audit.ReadLogs(strings.NewReader(strings.Join(l.Lines, "\n")), "capture:"+l.Source, audit.Limits{})
+		if err != nil {
+			return nil, nil, err
+		}
+		recs = append(recs, r...)
+		stats = append(stats, st)
+	}
+	if len(stats) == 0 {
+		return nil, nil, cmdutil.WithHint(cmdutil.FlagErrorf("%s holds no router log excerpt for %s: give the router's logs with --logs FILE", file, dep.Key()),
+			"Try: kubectl logs -n "+dep.Namespace+" -l nvidia.com/dynamo-component-type=frontend --prefix > router.log, then add --logs router.log; or capture with kubectl dynamo capture --logs")
+	}
+	return recs, stats, nil
 }
 
 // readPodLogs reads the log of every frontend pod of dep through the API

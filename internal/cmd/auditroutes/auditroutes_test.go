@@ -11,9 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/cmdtest"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/golden"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/audit"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 )
 
 // runIn runs the command from the repository root so paths read as users
@@ -182,7 +185,7 @@ func TestAuditRoutesErrors(t *testing.T) {
 		stdin string
 		want  string
 	}{
-		{"no logs", []string{"audit-routes", "--from-file", capture}, "", "give the router's logs with --logs FILE"},
+		{"no logs and no excerpt in the capture", []string{"audit-routes", "--from-file", capture}, "", "give the router's logs with --logs FILE"},
 		{"a missing log file", []string{"audit-routes", "--from-file", capture, "--logs", "nope.log"}, "", "nope.log"},
 		{"a directory", []string{"audit-routes", "--from-file", capture, "--logs", "examples"}, "", "directory"},
 		{"two readers of stdin", []string{"audit-routes", "--from-file", "-", "--logs", "-"}, "", "both read standard input"},
@@ -245,5 +248,55 @@ func TestAuditRoutesHostileLogs(t *testing.T) {
 	}
 	if !strings.Contains(r.Stdout, "1 router lines could not be read") {
 		t.Errorf("the cut line is not counted:\n%s", r.Stdout)
+	}
+}
+
+// TestAuditRoutesCaptureExcerpt: a capture written with a router log excerpt
+// (capture --logs) is audited offline without --logs, with the same verdict
+// as the original log.
+func TestAuditRoutesCaptureExcerpt(t *testing.T) {
+	b, err := cmdutil.ReadCaptureFile(nil, examplesDir+plantedFrom+".yaml", "--from-file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"examples/router-logs/" + plantedFrom + ".jsonl", "test/fixtures/router-logs/not-minimum.log"} {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			f, err := os.Open("../../../" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, _, err := audit.ReadLogs(f, name, audit.Limits{})
+			_ = f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, _, err := audit.Excerpt(recs, 0, &audit.Pseudonyms{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := *b
+			c.RouterLogs = []raw.RouterLogs{{Namespace: "serving", Deployment: "qwen3-32b", Source: "pod/qwen3-32b-0-frontend-7c9f5/main", Lines: lines}}
+			path := filepath.Join(t.TempDir(), "capture.yaml")
+			out, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := capture.Write(out, &c); err != nil {
+				t.Fatal(err)
+			}
+			_ = out.Close()
+			fromCapture := report(t, runIn(t, cmdtest.Options{}, "audit-routes", "--from-file", path, "-o", "json"))
+			fromLog := report(t, runIn(t, cmdtest.Options{}, "audit-routes", "--from-file", "examples/"+plantedFrom+".yaml", "--logs", name, "-o", "json"))
+			if len(fromCapture.Logs.Streams) != 1 || fromCapture.Logs.Streams[0].Name != "capture:pod/qwen3-32b-0-frontend-7c9f5/main" {
+				t.Errorf("streams %+v", fromCapture.Logs.Streams)
+			}
+			if diff := cmp.Diff(fromLog.Checks, fromCapture.Checks); diff != "" {
+				t.Errorf("the excerpt audits otherwise than the log (-log +excerpt):\n%s", diff)
+			}
+		})
+	}
+	r := runIn(t, cmdtest.Options{}, "audit-routes", "--from-file", "examples/"+plantedFrom+".yaml")
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "holds no router log excerpt") || !strings.Contains(r.Stderr, "capture --logs") {
+		t.Errorf("a capture without an excerpt and no --logs: exit %d, %q", r.ExitCode, r.Stderr)
 	}
 }
