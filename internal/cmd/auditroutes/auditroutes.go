@@ -18,7 +18,6 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/audit"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/build"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/explain"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
@@ -283,7 +282,7 @@ func (o *Options) Run(ctx context.Context) error {
 	in := audit.Input{Model: m}
 	var logNotes []string
 	for _, path := range o.Logs {
-		recs, st, err := o.readLogs(path)
+		recs, st, err := cmdutil.ReadRouterLogs(o.IO.In, path, o.MaxLogBytes)
 		if err != nil {
 			return err
 		}
@@ -293,7 +292,7 @@ func (o *Options) Run(ctx context.Context) error {
 	switch {
 	case len(o.Logs) > 0:
 	case o.FromFile != "":
-		if in.Records, in.Streams, err = captureLogs(b, dep, o.FromFile); err != nil {
+		if in.Records, in.Streams, err = cmdutil.CaptureRouterLogs(b, dep, o.FromFile); err != nil {
 			return err
 		}
 	default:
@@ -305,49 +304,6 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return o.exitFor(rep)
-}
-
-// readLogs reads one --logs input through the one input opener: a regular
-// file is streamed (never held whole), standard input is read once, both
-// bounded by --max-log-bytes.
-func (o *Options) readLogs(path string) ([]audit.Record, audit.StreamStats, error) {
-	// A file is streamed, so it may be larger than the bound (which then
-	// truncates it); a stream is held, so it may not.
-	in, err := fileio.OpenLimits(o.IO.In, path, "--logs", 1<<40, o.MaxLogBytes)
-	if err != nil {
-		return nil, audit.StreamStats{}, cmdutil.WithHint(err, "Give --logs a regular file or -, or raise --max-log-bytes")
-	}
-	defer in.Close()
-	recs, st, err := audit.ReadLogs(in.NewReader(), path, audit.Limits{MaxBytes: o.MaxLogBytes})
-	if err != nil {
-		return nil, st, cmdutil.WithHint(fmt.Errorf("--logs: %w", err), "Give the log as kubectl logs prints it, plain or gzip-compressed whole")
-	}
-	return recs, st, nil
-}
-
-// captureLogs reads the router log excerpts a capture carries for dep
-// (capture --logs), one stream per frontend pod.
-func captureLogs(b *raw.Bundle, dep *model.Deployment, file string) ([]audit.Record, []audit.StreamStats, error) {
-	var (
-		recs  []audit.Record
-		stats []audit.StreamStats
-	)
-	for _, l := range b.RouterLogs {
-		if l.Namespace != dep.Namespace || l.Deployment != dep.Name {
-			continue
-		}
-		r, st, err := audit.ReadLogs(strings.NewReader(strings.Join(l.Lines, "\n")), "capture:"+l.Source, audit.Limits{})
-		if err != nil {
-			return nil, nil, err
-		}
-		recs = append(recs, r...)
-		stats = append(stats, st)
-	}
-	if len(stats) == 0 {
-		return nil, nil, cmdutil.WithHint(cmdutil.FlagErrorf("%s holds no router log excerpt for %s: give the router's logs with --logs FILE", file, dep.Key()),
-			"Try: kubectl logs -n "+dep.Namespace+" -l nvidia.com/dynamo-component-type=frontend --prefix > router.log, then add --logs router.log; or capture with kubectl dynamo capture --logs")
-	}
-	return recs, stats, nil
 }
 
 // readPodLogs reads the log of every frontend pod of dep through the API
