@@ -139,6 +139,7 @@ func parseJSONLine(obj []byte) (Record, bool, error) {
 	if err := parseMessage(&rec, kind, rest, f); err != nil {
 		return Record{}, !errors.Is(err, errNotOurs), ignoreNotOurs(err)
 	}
+	rec.detach()
 	return rec, true, nil
 }
 
@@ -170,7 +171,29 @@ func parseTextLine(line []byte) (Record, bool, error) {
 	if err := parseMessage(&rec, kind, rest, nil); err != nil {
 		return Record{}, !errors.Is(err, errNotOurs), ignoreNotOurs(err)
 	}
+	rec.detach()
 	return rec, true, nil
+}
+
+// detach copies every string of r out of the line it was cut from, so that a
+// kept record does not keep its whole line alive (a [ROUTING_INPUT] line can
+// be hundreds of kilobytes).
+func (r *Record) detach() {
+	r.Time, r.Level, r.RequestID, r.WorkerType = strings.Clone(r.Time), strings.Clone(r.Level), strings.Clone(r.RequestID), strings.Clone(r.WorkerType)
+	num := func(ns ...*Number) {
+		for _, n := range ns {
+			if n != nil {
+				n.Text = strings.Clone(n.Text)
+			}
+		}
+	}
+	if s := r.Selection; s != nil {
+		s.RouterMode = strings.Clone(s.RouterMode)
+		num(&s.Logit, s.EffectiveCachedBlocks)
+	}
+	if f := r.Formula; f != nil {
+		num(&f.EffectiveBlocks, f.SharedMultiplier, &f.Logit, &f.Scale, &f.Adjusted, &f.Decode, &f.RequestCost, &f.Raw, &f.Credit, &f.Decay, &f.Weight, &f.PrefillBlocks)
+	}
 }
 
 // findMarker finds the earliest router marker in s and returns its kind, the

@@ -22,7 +22,7 @@ type Limits struct {
 }
 
 // DefaultLimits are the bounds of a log read.
-var DefaultLimits = Limits{MaxBytes: 256 << 20, MaxLineBytes: 1 << 20, MaxRecords: 2_000_000}
+var DefaultLimits = Limits{MaxBytes: 256 << 20, MaxLineBytes: 1 << 20, MaxRecords: 500_000}
 
 // MaxMalformedExamples is how many malformed lines a stream keeps as
 // examples.

@@ -147,9 +147,11 @@ const (
 // Formula is one candidate's cost line.
 type Formula struct {
 	// Name is "Formula", "Pinned formula" or "Session affinity formula".
-	Name   string                     `json:"name"`
-	Shape  string                     `json:"shape"`
-	Worker routecore.WorkerWithDpRank `json:"worker"`
+	Name  string `json:"name"`
+	Shape string `json:"shape"`
+	// Worker is not serialised: a u64 id is a decimal string in documents,
+	// which the structures holding a Formula carry (CandidateTrace).
+	Worker routecore.WorkerWithDpRank `json:"-"`
 	// EffectiveBlocks is the "with E effective cached blocks" value (the
 	// first generation prints the integer device overlap there).
 	EffectiveBlocks Number `json:"effectiveBlocks"`
