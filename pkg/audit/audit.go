@@ -453,7 +453,7 @@ func (a *auditor) constraints(d *Decision) (routecore.RoutingConstraints, error)
 	}
 	deriv, err := routecore.DeriveTransferConstraints(a.m.prefillConfigs(), p.Selected.Selection.Worker.WorkerID)
 	if err != nil {
-		return routecore.RoutingConstraints{}, fmt.Errorf("the model derives no constraint from prefill worker %s: %v", a.m.Name(p.Selected.Selection.Worker.WorkerID), err)
+		return routecore.RoutingConstraints{}, fmt.Errorf("the model derives no constraint from prefill worker %s: %w", a.m.Name(p.Selected.Selection.Worker.WorkerID), err)
 	}
 	return deriv.Constraints, nil
 }

@@ -50,12 +50,12 @@ func input(req string, isl int, hashes ...uint64) string {
 	for i, h := range hashes {
 		hs[i] = fmt.Sprint(h)
 	}
-	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_llm::kv_router: [ROUTING_INPUT] request local hashes request_id="%s" isl_tokens=%d block_size=16 num_blocks=%d local_hashes=[%s]`, req, isl, len(hashes), strings.Join(hs, ", "))
+	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_llm::kv_router: [ROUTING_INPUT] request local hashes request_id=%q isl_tokens=%d block_size=16 num_blocks=%d local_hashes=[%s]`, req, isl, len(hashes), strings.Join(hs, ", "))
 }
 
 // formula is a newest-form Formula line: logit = scale·adjusted + decode + req.
 func formula(req, hop string, id int, eff, logit, scale, adjusted, decode, reqCost, raw, credit string) string {
-	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_kv_router::scheduling::selector::default: Formula for worker_id=%d dp_rank=0 with %s effective cached blocks: %s = prefill_load_scale * adjusted_prefill_blocks + decode_blocks + active_request_cost_blocks = %s * %s + %s + %s (raw_prefill_blocks: %s, overlap_credit_blocks: %s, overlap_credit_decay: 1.000) request_id="%s" worker_type="%s"`,
+	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_kv_router::scheduling::selector::default: Formula for worker_id=%d dp_rank=0 with %s effective cached blocks: %s = prefill_load_scale * adjusted_prefill_blocks + decode_blocks + active_request_cost_blocks = %s * %s + %s + %s (raw_prefill_blocks: %s, overlap_credit_blocks: %s, overlap_credit_decay: 1.000) request_id=%q worker_type=%q`,
 		id, eff, logit, scale, adjusted, decode, reqCost, raw, credit, req, hop)
 }
 
@@ -65,7 +65,7 @@ func simple(req, hop string, id int, eff, logit string) string {
 }
 
 func selected(req, hop string, id int, logit string) string {
-	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker router_mode="kv" request_id="%s" worker_id=%d worker_type=%s dp_rank=0 logit=%s host_pinned_blocks=0 disk_blocks=0`, req, id, hop, logit)
+	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker router_mode="kv" request_id=%q worker_id=%d worker_type=%s dp_rank=0 logit=%s host_pinned_blocks=0 disk_blocks=0`, req, id, hop, logit)
 }
 
 func best(req string, id, overlap, total int) string {

@@ -30,15 +30,15 @@ func (p *Pseudonyms) Of(id string) string {
 }
 
 // Excerpt is the redacted form of a frontend log's router lines that a
-// capture carries (capture --logs): the last max records, each re-written by
-// FormatLine as compact text with only the fields the audit reads (the
-// message, request id, worker type and the numbers), the request ids replaced
-// by pseudonyms. Whatever else a line held (other fields, span fields such as
-// a request's URI or model, surrounding text) is not carried. dropped counts
-// the records left out.
-func Excerpt(recs []Record, max int, p *Pseudonyms) (lines []string, dropped int, err error) {
-	if max > 0 && len(recs) > max {
-		dropped = len(recs) - max
+// capture carries (capture --logs): the last maxLines records (all when 0),
+// each re-written by FormatLine as compact text with only the fields the
+// audit reads (the message, request id, worker type and the numbers), the
+// request ids replaced by pseudonyms. Whatever else a line held (other
+// fields, span fields such as a request's URI or model, surrounding text) is
+// not carried. dropped counts the records left out.
+func Excerpt(recs []Record, maxLines int, p *Pseudonyms) (lines []string, dropped int, err error) {
+	if maxLines > 0 && len(recs) > maxLines {
+		dropped = len(recs) - maxLines
 		recs = recs[dropped:]
 	}
 	lines = make([]string, 0, len(recs))

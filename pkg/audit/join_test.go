@@ -12,13 +12,13 @@ import (
 
 // Line builders for the join tests, in the newest router's forms.
 func fInput(req string) string {
-	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_llm::kv_router: [ROUTING_INPUT] request local hashes request_id="%s" isl_tokens=32 block_size=16 num_blocks=2 local_hashes=[1, 2]`, req)
+	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_llm::kv_router: [ROUTING_INPUT] request local hashes request_id=%q isl_tokens=32 block_size=16 num_blocks=2 local_hashes=[1, 2]`, req)
 }
 
 func fFormula(req, hop string, id int, logit string) string {
 	s := fmt.Sprintf(`2026-11-20T12:00:00.000000Z DEBUG dynamo_kv_router::scheduling::selector::default: Formula for worker_id=%d dp_rank=0 with 0.00 effective cached blocks: %s = prefill_load_scale * adjusted_prefill_blocks + decode_blocks + active_request_cost_blocks = 1.000 * %s + 0.000 + 0.000 (raw_prefill_blocks: %s, overlap_credit_blocks: 0.000, overlap_credit_decay: 1.000)`, id, logit, logit, logit)
 	if req != "" {
-		s += fmt.Sprintf(` request_id="%s" worker_type="%s"`, req, hop)
+		s += fmt.Sprintf(` request_id=%q worker_type=%q`, req, hop)
 	}
 	return s
 }
@@ -27,7 +27,7 @@ func fSelected(req, hop string, id int, logit string) string {
 	if req == "" {
 		return fmt.Sprintf(`2026-11-20T12:00:00.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker: worker_type=%s, worker_id=%d dp_rank=0, logit: %s, host_pinned blocks: 0, disk blocks: 0`, hop, id, logit)
 	}
-	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker router_mode="kv" request_id="%s" worker_id=%d worker_type=%s dp_rank=0 logit=%s host_pinned_blocks=0 disk_blocks=0`, req, id, hop, logit)
+	return fmt.Sprintf(`2026-11-20T12:00:00.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker router_mode="kv" request_id=%q worker_id=%d worker_type=%s dp_rank=0 logit=%s host_pinned_blocks=0 disk_blocks=0`, req, id, hop, logit)
 }
 
 func fBest(req string, id int) string {

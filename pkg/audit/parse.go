@@ -112,7 +112,7 @@ func parseJSONLine(obj []byte) (Record, bool, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return Record{}, false, nil
+		return Record{}, false, nil //nolint:nilerr // not a JSON object after all: not a router line
 	}
 	msg, _ := m["message"].(string)
 	if msg == "" {
@@ -264,7 +264,7 @@ func stripANSI(s string) string {
 			i = min(j+1, len(s))
 		case ']':
 			j := i + 2
-			for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+			for j < len(s) && s[j] != 0x07 && (s[j] != 0x1b || j+1 >= len(s) || s[j+1] != '\\') {
 				j++
 			}
 			switch {
@@ -555,8 +555,7 @@ func (c *cursor) token() string {
 	j := c.i
 	for j < len(c.s) {
 		ch := c.s[j]
-		if !(ch >= '0' && ch <= '9' || ch == '.' || ch == '-' || ch == '+' || ch == 'e' || ch == 'E' ||
-			ch == 'i' || ch == 'n' || ch == 'f' || ch == 'N' || ch == 'a') {
+		if !numberChar(ch) {
 			break
 		}
 		// A '-' or '+' only inside an exponent or at the start.

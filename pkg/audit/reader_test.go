@@ -29,7 +29,8 @@ func gz(t *testing.T, s string) []byte {
 }
 
 func TestReadLogs(t *testing.T) {
-	long := lineInput[:strings.Index(lineInput, "[1, 2]")] + "[" + strings.Repeat("1, ", 400) + "1]"
+	head, _, _ := strings.Cut(lineInput, "[1, 2]")
+	long := head + "[" + strings.Repeat("1, ", 400) + "1]"
 	cases := []struct {
 		name    string
 		data    []byte

@@ -74,6 +74,19 @@ func (n Number) Half() float64 {
 // Valid reports whether the number was read.
 func (n Number) Valid() bool { return n.Text != "" }
 
+// numberChar reports whether c can be part of a number the router prints:
+// digits, the point, signs, an exponent, and the letters of inf and NaN.
+func numberChar(c byte) bool {
+	if c >= '0' && c <= '9' {
+		return true
+	}
+	switch c {
+	case '.', '-', '+', 'e', 'E', 'i', 'n', 'f', 'N', 'a':
+		return true
+	}
+	return false
+}
+
 // parseNumber reads a number in the forms the router prints: Rust's {:.N}
 // ("12.345", "-0.000", "inf", "NaN"), Rust's Debug and serde_json's f64 form
 // ("12.0", "1e-5", "1.5e16"). exact says whether the text is a shortest
@@ -83,9 +96,7 @@ func parseNumber(s string, exact bool) (Number, bool) {
 		return Number{}, false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E' ||
-			c == 'i' || c == 'n' || c == 'f' || c == 'N' || c == 'a' || c == 'I' || c == 'F' || c == 'A') {
+		if c := s[i]; !numberChar(c) && c != 'I' && c != 'F' && c != 'A' {
 			return Number{}, false
 		}
 	}

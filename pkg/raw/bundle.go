@@ -67,7 +67,6 @@ type FrontendBusyThresholds struct {
 	JSON       string    `json:"json"`
 }
 
-// KvEvents is a deployment's KV-cache contents as Dynamo RouterEvents.
 // RouterLogs is a redacted excerpt of one frontend pod's log: only the KV
 // router's decision lines, each re-written with only the fields
 // kubectl-dynamo's audit reads and the request ids replaced by pseudonyms
@@ -84,6 +83,7 @@ type RouterLogs struct {
 	Dropped int `json:"dropped,omitempty"`
 }
 
+// KvEvents is a deployment's KV-cache contents as Dynamo RouterEvents.
 type KvEvents struct {
 	Namespace  string                  `json:"namespace"`
 	Deployment string                  `json:"deployment"`

@@ -60,7 +60,7 @@ func roundTripBundle(t testing.TB) *raw.Bundle {
 		}}},
 		RouterLogs: []raw.RouterLogs{{Namespace: "ns", Deployment: "d", Source: "pod/d-frontend-0/main", At: at, Dropped: 3, Lines: []string{
 			`2026-09-30T14:05:12.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker router_mode="kv" request_id="req-1" worker_id=18446744073709551615 worker_type=prefill dp_rank=0 logit=1.5 host_pinned_blocks=0 disk_blocks=0`,
-			"a line with \x1b and \u202e escaped by the writer: [2J ‮",
+			"a line with \\x1b and \\u202e escaped by the writer: \x1b[2J \u202e",
 		}}},
 		Sources: []model.SourceStatus{{Kind: model.SourceKubernetes, Detail: "ctx", At: at}, {Kind: model.SourceFrontend, Detail: "svc", At: at, Degraded: true, Message: "404"}},
 		Notes:   []model.Note{{Severity: model.NoteWarning, Source: model.SourceEtcd, Deployment: "ns/d", Message: "etcd unreachable"}},
