@@ -180,8 +180,11 @@ func messageAndFields(rec Record) (string, []outField, error) {
 	}
 	f64 := func(name string, n Number) outField {
 		j := n.Text
-		if math.IsNaN(n.Value) || math.IsInf(n.Value, 0) {
+		switch {
+		case math.IsNaN(n.Value) || math.IsInf(n.Value, 0):
 			j = "0" // serde_json has no such number; Dynamo writes 0
+		case !json.Valid([]byte(j)):
+			j = Debug(n.Value).Text // a text the router would not print ("00", "+1", "1."): its value
 		}
 		return outField{name: name, text: n.Text, json: j}
 	}
