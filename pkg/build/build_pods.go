@@ -369,6 +369,9 @@ func (bd *bldBuilder) buildFrontends(d *bldDeployment) {
 	for _, p := range d.frontends {
 		f := model.Frontend{Pod: p.pod.Name, Node: p.pod.Spec.NodeName, Ready: bd.podReady(p), Service: bd.serviceFor(p), Image: p.image()}
 		f.Argv, f.Env = bldFrontendEngine(d, p)
+		if p.main != nil {
+			f.Container = p.main.Name
+		}
 		d.out.Frontends = append(d.out.Frontends, f)
 	}
 }
