@@ -2,15 +2,16 @@
 # The layout rules of docs/development.md ("Layout"), checked on the import
 # graph (go list; tests excluded, they may use internal/testutil):
 #   - pkg/model imports only the standard library and pkg/routecore;
-#   - pkg/routecore, pkg/model, pkg/explain and pkg/simulate never reach
-#     k8s.io/client-go, not even through another package;
-#   - pkg/raw (the typed objects the sources return), pkg/explain and
-#     pkg/simulate reach no k8s.io package at all;
+#   - pkg/routecore, pkg/model, pkg/explain, pkg/simulate and pkg/audit never
+#     reach k8s.io/client-go, not even through another package;
+#   - pkg/raw (the typed objects the sources return), pkg/explain,
+#     pkg/simulate and pkg/audit reach no k8s.io package at all;
 #   - pkg/build reaches neither client-go nor apimachinery's unstructured
 #     objects, and only the sources and preflight decode (pkg/raw/decode);
 #   - nothing under pkg/ reaches internal/;
-#   - pkg/build, pkg/analysis, pkg/explain, pkg/simulate, pkg/preflight and
-#     pkg/tui never reach a source (pkg/source/...): they read the model.
+#   - pkg/build, pkg/analysis, pkg/explain, pkg/simulate, pkg/preflight,
+#     pkg/audit and pkg/tui never reach a source (pkg/source/...): they read
+#     the model.
 # Prints every violation with the import chain that causes it, and fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,17 +51,17 @@ if [ -n "$model_imports" ]; then
 fi
 
 check_none "reaches k8s.io/client-go" '^k8s\.io/client-go(/|$)' \
-  ./pkg/routecore/... ./pkg/model/... ./pkg/explain/... ./pkg/simulate/...
-check_none "reaches a k8s.io package" '^k8s\.io/' ./pkg/raw ./pkg/explain/... ./pkg/simulate/...
+  ./pkg/routecore/... ./pkg/model/... ./pkg/explain/... ./pkg/simulate/... ./pkg/audit/...
+check_none "reaches a k8s.io package" '^k8s\.io/' ./pkg/raw ./pkg/explain/... ./pkg/simulate/... ./pkg/audit/...
 check_none "reaches k8s.io/client-go or unstructured objects" '^k8s\.io/(client-go(/|$)|apimachinery/pkg/apis/meta/v1/unstructured$)' ./pkg/build/...
 check_none "reaches pkg/raw/decode (it reads typed objects; the sources and preflight decode)" "^$module/pkg/raw/decode\$" \
-  ./pkg/model/... ./pkg/build/... ./pkg/analysis/... ./pkg/explain/... ./pkg/simulate/... ./pkg/tui/...
+  ./pkg/model/... ./pkg/build/... ./pkg/analysis/... ./pkg/explain/... ./pkg/simulate/... ./pkg/audit/... ./pkg/tui/...
 check_none "reaches internal/" "^$module/internal/" ./pkg/...
 check_none "reaches a source (pkg/source/...)" "^$module/pkg/source(/|\$)" \
-  ./pkg/build/... ./pkg/analysis/... ./pkg/explain/... ./pkg/simulate/... ./pkg/preflight/... ./pkg/tui/... \
+  ./pkg/build/... ./pkg/analysis/... ./pkg/explain/... ./pkg/simulate/... ./pkg/preflight/... ./pkg/audit/... ./pkg/tui/... \
   ./pkg/model/... ./pkg/raw/...
 
 if [ "$fail" = 0 ]; then
-  echo "✓ layout: the model at the bottom, no k8s.io under raw/explain/simulate, typed objects into build, no internal/ under pkg/, no source under the readers"
+  echo "✓ layout: the model at the bottom, no k8s.io under raw/explain/simulate/audit, typed objects into build, no internal/ under pkg/, no source under the readers"
 fi
 exit $fail

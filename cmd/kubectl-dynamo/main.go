@@ -3,7 +3,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmd/root"
 	"github.com/ai-dynamo/kubectl-dynamo/internal/cmdutil"
@@ -17,12 +19,24 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int {
+// newRoot builds the command tree (a test replaces it).
+var newRoot = root.NewCmdRoot
+
+func run(args []string) (code int) {
 	streams := iostreams.System()
+	// A panic is a bug, never a finding: it must not end the process with Go's
+	// exit status 2, which means "the deployment fails requests" here.
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(streams.ErrOut, "error: internal error: %v\nThis is a bug in kubectl-dynamo: please report it with the command line and this message.\n%s", p, debug.Stack())
+			streams.Flush()
+			code = cmdutil.ExitError
+		}
+	}()
 	f := cmdutil.NewFactory(streams)
-	cmd := root.NewCmdRoot(f)
+	cmd := newRoot(f)
 	cmd.SetArgs(args)
-	code := cmdutil.Report(streams.ErrOut, cmd, args, cmd.Execute())
+	code = cmdutil.Report(streams.ErrOut, cmd, args, cmd.Execute())
 	streams.Flush()
 	return code
 }

@@ -20,14 +20,12 @@ import (
 // rebuilt continuously and it keeps 5× (GOGC=400).
 const (
 	// GCReport is topology's and explain-route's GC percent.
-	GCReport = 200
-	// GCSimulate is simulate's GC percent.
-	GCSimulate         = 400
+	GCReport           = 200
 	oneShotMemoryLimit = 2 << 30
 )
 
-// TuneGCForOneShot applies the one-shot collector settings (percent: GCReport
-// or GCSimulate), unless the user set GOGC or GOMEMLIMIT (which always win).
+// TuneGCForOneShot applies the one-shot collector settings (percent: GCReport;
+// simulate keeps Go's defaults, its replay being mostly garbage at once), unless the user set GOGC or GOMEMLIMIT (which always win).
 // It returns a function restoring the previous settings; long-running modes
 // (--watch, dashboard) never call it.
 func TuneGCForOneShot(percent int) (restore func()) {

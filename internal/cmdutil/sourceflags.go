@@ -14,7 +14,6 @@ import (
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/etcd"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
@@ -163,18 +162,7 @@ func (s *SourceFlags) FromFile(f *Factory, cmd *cobra.Command, in io.Reader, nam
 		}
 	}
 	load := func(context.Context) (*raw.Bundle, error) {
-		if b, ok := readCaptureStreaming(name); ok {
-			return b, nil
-		}
-		data, err := ReadInputLimit(in, name, "--from-file", capture.MaxBytes)
-		if err != nil {
-			return nil, err
-		}
-		b, err := capture.Parse(data, name)
-		if err != nil {
-			return nil, fmt.Errorf("--from-file %s: %w", name, err)
-		}
-		return b, nil
+		return ReadCaptureFile(in, name, "--from-file")
 	}
 	return namespace, load, nil
 }
@@ -323,25 +311,4 @@ func (s *SourceFlags) Live(f *Factory, command, name string, client *http.Client
 		timeout = t
 	}
 	return &LiveSource{Namespace: ns, Options: opts, Inventory: LiveInventory(opts.RESTConfig, timeout)}, nil
-}
-
-// readCaptureStreaming reads a capture file without holding it whole in
-// memory (capture.ReadStreaming); ok is false for standard input, a file that
-// cannot be opened or is not regular, and a capture the streaming reader
-// leaves to capture.Parse: the caller then reads it whole, which also words
-// any error.
-func readCaptureStreaming(name string) (*raw.Bundle, bool) {
-	if name == "-" {
-		return nil, false
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, false
-	}
-	return capture.ReadStreaming(f, st.Size(), name)
 }

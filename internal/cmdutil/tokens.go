@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/fileio"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/routecore"
 )
 
@@ -28,39 +25,6 @@ const AddSpecialTokensHelp = "Add the tokenizer's special tokens (e.g. BOS), as 
 // path (a disk image, /dev/zero) fails clearly instead of exhausting memory.
 const MaxInputFileBytes = 256 << 20
 
-// parallelReadMin is the file size from which readAtParallel splits a read.
-const parallelReadMin = 8 << 20
-
-// readAtParallel fills buf with the start of f in up to four concurrent
-// ReadAt calls: the kernel's copy into fresh memory is most of the cost of
-// reading a large capture, and it halves on two cores. It reports ok false
-// (f's offset may then be anywhere) when the file is small, a read fails or
-// the file turns out shorter than buf; otherwise f's offset is len(buf).
-func readAtParallel(f *os.File, buf []byte) (int, bool) {
-	parts := min(4, runtime.GOMAXPROCS(0), len(buf)/(parallelReadMin/2))
-	if len(buf) < parallelReadMin || parts < 2 {
-		return 0, false
-	}
-	var failed atomic.Bool
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := len(buf)*p/parts, len(buf)*(p+1)/parts
-		wg.Go(func() {
-			if n, err := f.ReadAt(buf[lo:hi], int64(lo)); n != hi-lo || err != nil && !errors.Is(err, io.EOF) {
-				failed.Store(true)
-			}
-		})
-	}
-	wg.Wait()
-	if failed.Load() {
-		return 0, false
-	}
-	if _, err := f.Seek(int64(len(buf)), io.SeekStart); err != nil {
-		return 0, false
-	}
-	return len(buf), true
-}
-
 // ReadInput reads a named file, or standard input for "-", up to
 // MaxInputFileBytes. what names the flag in errors.
 func ReadInput(in io.Reader, path, what string) ([]byte, error) {
@@ -68,65 +32,12 @@ func ReadInput(in io.Reader, path, what string) ([]byte, error) {
 }
 
 // ReadInputLimit is ReadInput with another size limit (capture files may be
-// larger than token or prompt files).
+// larger than token or prompt files). It is fileio.ReadFile: a path must be a
+// regular file (a device, a named pipe or a directory is refused from its
+// stat, before it is opened), standard input and process substitution are
+// read once within the limit.
 func ReadInputLimit(in io.Reader, path, what string, limit int64) ([]byte, error) {
-	var r io.Reader
-	if path == "-" {
-		r = in
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", what, err)
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err == nil && st.IsDir() {
-			return nil, fmt.Errorf("read %s: %s is a directory, not a file", what, path)
-		} else if err == nil && st.Mode().IsRegular() && st.Size() > limit {
-			// Refuse a regular file that is too large before reading any of it
-			// (reading up to the limit first would allocate the limit).
-			return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit (%d MiB)", what, displayPath(path), limit>>20, st.Size()>>20)
-		}
-		r = f
-		if err == nil && st.Mode().IsRegular() {
-			// Read a file of known size into one buffer of that size (a large
-			// capture would otherwise be copied as the buffer grows). The
-			// buffer is made, not grown with bytes.Buffer.Grow, which would
-			// write zeros over all of it first (~0.1 s for a 100 MB capture).
-			buf := make([]byte, 0, st.Size()+bytes.MinRead)
-			if n, ok := readAtParallel(f, buf[:st.Size()]); ok {
-				buf = buf[:n] // then read on from there, in case the file grew
-			} else if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return nil, fmt.Errorf("read %s: %w", what, err)
-			}
-			lr := io.LimitReader(f, limit+1-int64(len(buf)))
-			for {
-				if len(buf) == cap(buf) { // the file grew since Stat
-					buf = append(buf, 0)[:len(buf)]
-				}
-				n, err := lr.Read(buf[len(buf):cap(buf)])
-				buf = buf[:len(buf)+n]
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					return nil, fmt.Errorf("read %s: %w", what, err)
-				}
-			}
-			if int64(len(buf)) > limit {
-				return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit", what, displayPath(path), limit>>20)
-			}
-			return buf, nil
-		}
-	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", what, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("read %s: %s is larger than the %d MiB limit", what, displayPath(path), limit>>20)
-	}
-	return data, nil
+	return fileio.ReadFile(in, path, what, limit)
 }
 
 func displayPath(p string) string {

@@ -19,7 +19,6 @@ import (
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source"
-	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/kube"
 )
 
@@ -186,13 +185,9 @@ func readCapture(file string) (*model.Snapshot, error) {
 	if file == "-" {
 		return nil, errors.New("--from-file - (standard input) cannot be read while completing")
 	}
-	data, err := cmdutil.ReadInputLimit(nil, file, "--from-file", capture.MaxBytes)
+	b, err := cmdutil.ReadCaptureFile(nil, file, "--from-file")
 	if err != nil {
 		return nil, err
-	}
-	b, err := capture.Parse(data, file)
-	if err != nil {
-		return nil, fmt.Errorf("--from-file %s: %w", file, err)
 	}
 	return build.Build(b)
 }

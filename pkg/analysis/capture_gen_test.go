@@ -427,9 +427,7 @@ func (sc *genScenario) build() *raw.Bundle {
 	if sc.busy != "" {
 		b.BusyThresholds = []raw.FrontendBusyThresholds{{Namespace: sc.namespace, Deployment: sc.dgd, Source: svc + "/busy_threshold", At: at.Add(-2 * time.Second), JSON: sc.busy}}
 	}
-	for _, o := range objs {
-		b.AsRead = append(b.AsRead, o)
-	}
+	b.AsRead = append(b.AsRead, objs...)
 	b.Objects = decode.FromObjects(b.AsRead)
 	return b
 }

@@ -148,6 +148,18 @@ func TestEras(t *testing.T) {
 		{RuleWorkerRouterArgs, "1.4.0", EraParsed},
 		{RulePrefillHopConfig, "1.3.2", EraFollowsDecode},
 		{RuleMultimodalHash, "1.2.0", EraMmHash},
+		// The Grove name rule: #8563 landed after 1.1.0 (2026-04-30).
+		{RuleGroveNameLength, "1.1.9", EraRawNames},
+		{RuleGroveNameLength, "1.2.0", EraHashedPCS},
+		{RuleGroveNameLength, "", EraHashedPCS},
+		// The relaxed topology rule: #12448 (2026-07-30) landed after 1.3.0.
+		{RuleTopologyPack, "1.3.9", EraEveryComponent},
+		{RuleTopologyPack, "1.4.0", EraAnyComponent},
+		{RuleTopologyPack, "", EraAnyComponent},
+		// The Grove object the webhook reads: 1.3 pins Grove alpha.11.
+		{RuleTopologyKind, "1.2.9", EraEitherKind},
+		{RuleTopologyKind, "1.3.0", EraBindingOnly},
+		{RuleTopologyKind, "", EraBindingOnly},
 	} {
 		if got := At(tc.id, MustRelease(tc.rel)).Key; got != tc.key {
 			t.Errorf("At(%s, %q) = %s, want %s", tc.id, tc.rel, got, tc.key)

@@ -47,6 +47,9 @@ const (
 	RuleVLLMKvEvents     = "vllm-kv-events"
 	RuleTRTLLMKvEvents   = "trtllm-kv-events-flag"
 	RuleAffinitySync     = "session-affinity-sync"
+	RuleGroveNameLength  = "grove-name-length"
+	RuleTopologyPack     = "topology-pack-domain"
+	RuleTopologyKind     = "grove-topology-kind"
 )
 
 // Era keys.
@@ -74,6 +77,12 @@ const (
 	EraPublishKvEvents = "publish-kv-events"
 	EraPerReplica      = "per-replica"
 	EraSynced          = "synced"
+	EraRawNames        = "raw-names"
+	EraHashedPCS       = "hashed-pcs-name"
+	EraEveryComponent  = "every-component"
+	EraAnyComponent    = "any-component"
+	EraEitherKind      = "either-kind"
+	EraBindingOnly     = "binding-only"
 )
 
 // Table is every release-dependent behaviour the plugin models. Releases are
@@ -185,6 +194,36 @@ var Table = []Rule{
 			{Key: EraSynced, From: "1.4", Behaviour: "bindings sync across replicas whenever a TTL is set; the load view still needs --router-replica-sync"},
 		},
 		Cite: "#10875, #11035, #11750 (2026-07-16)",
+	},
+	{
+		ID:    RuleGroveNameLength,
+		Title: "the 45-character limit on the Grove names a component's pods are named from (admission webhook, Grove pathway only)",
+		Used:  []string{"preflight (InvalidManifest on a component name)"},
+		Eras: []Era{
+			{Key: EraRawNames, Until: "1.2", Behaviour: "the PodCliqueSet is named after the DGD: the DGD name plus the lower-cased component name (a multinode component: plus its longest clique name, `<component>-ldr`) may not exceed 45 characters"},
+			{Key: EraHashedPCS, From: "1.2", Behaviour: "the PodCliqueSet name is the DGD name shortened to 45 minus the largest component budget (at least 8), ending in `-` and four hex digits of its FNV-1a hash; a component's budget is its lower-cased name, or for a scaling group (multinode, inter-pod GPU memory service, experimental.grove.forceScalingGroup) its name plus its longest clique name (`-ldr`, `-wkr`, `-wkr-<rank>`, `-gms-<rank>`); only a component whose own budget exceeds 37 can still be rejected"},
+		},
+		Cite: "#8563 (auto-truncate Grove resource names, merged after 2026-05-01); deploy/operator/internal/dynamo/graph.go PCSNameForDGD and LongestPodCliqueNameForDGDComponent; deploy/operator/internal/webhook/validation/dynamographdeployment_helpers.go dgdComponentResourceNameLength; api/v1beta1 UsesPCSG",
+	},
+	{
+		ID:    RuleTopologyPack,
+		Title: "which components need a topologyConstraint when spec.topologyConstraint has no packDomain (admission webhook)",
+		Used:  []string{"preflight (InvalidManifest on a topologyConstraint)"},
+		Eras: []Era{
+			{Key: EraEveryComponent, Until: "1.4", Behaviour: "without spec.topologyConstraint.packDomain every component must carry its own topologyConstraint"},
+			{Key: EraAnyComponent, From: "1.4", Behaviour: "without spec.topologyConstraint.packDomain at least one component must carry a topologyConstraint; the others stay unconstrained (spec.topologyConstraint.packDomain: Required value: is required when no component topologyConstraint is set)"},
+		},
+		Cite: "#12448 (allow component-scoped topology, 2026-07-30, relates to #11399); deploy/operator/internal/webhook/validation/dynamographdeployment.go validateDynamoGraphDeploymentSpec",
+	},
+	{
+		ID:    RuleTopologyKind,
+		Title: "which Grove object the webhook reads for clusterTopologyName (the policy's and spec.topologyConstraint's)",
+		Used:  []string{"preflight (TopologyObjectMissing)"},
+		Eras: []Era{
+			{Key: EraEitherKind, Until: "1.3", Behaviour: "a ClusterTopology (the name before Grove #616) or a ClusterTopologyBinding of that name"},
+			{Key: EraBindingOnly, From: "1.3", Behaviour: "only a ClusterTopologyBinding of that name (\"references a ClusterTopologyBinding resource that was not found\"); a cluster with only the legacy ClusterTopology object is rejected"},
+		},
+		Cite: "Grove #616 (ClusterTopology renamed ClusterTopologyBinding, 2026-05-20, first tagged alpha.9); #11348 and #11399 (release/1.3.0 pins Grove v0.1.0-alpha.11), #11405; deploy/operator/internal/webhook/validation/dynamographdeployment_helpers.go readGroveClusterTopology",
 	},
 }
 

@@ -56,7 +56,7 @@ func (bd *bldBuilder) buildPods(d *bldDeployment) {
 		w := &bldWorker{p: p, comp: comp, ctype: ctype, candidate: ctype == ""}
 		w.out = model.Worker{
 			Pod: p.pod.Name, Namespace: p.pod.Namespace, Node: p.pod.Spec.NodeName,
-			Component: labels[bldLabelComponent], Phase: string(p.pod.Status.Phase), Image: p.image(),
+			Component: labels[bldLabelComponent], Phase: p.pod.Status.Phase, Image: p.image(),
 			LabelKeyAnnotation: cmp.Or(p.pod.Annotations[bldAnnTopologyLabelKey], p.pod.Annotations[bldAnnTopologyName]),
 		}
 		if w.out.Component == "" && comp != nil {
@@ -369,6 +369,9 @@ func (bd *bldBuilder) buildFrontends(d *bldDeployment) {
 	for _, p := range d.frontends {
 		f := model.Frontend{Pod: p.pod.Name, Node: p.pod.Spec.NodeName, Ready: bd.podReady(p), Service: bd.serviceFor(p), Image: p.image()}
 		f.Argv, f.Env = bldFrontendEngine(d, p)
+		if p.main != nil {
+			f.Container = p.main.Name
+		}
 		d.out.Frontends = append(d.out.Frontends, f)
 	}
 }

@@ -87,7 +87,7 @@ func TestBuildLabelKeyV1beta1(t *testing.T) {
 	if diff := cmp.Diff([]model.Condition{{Type: "Ready", Status: "True", Reason: "all_resources_are_ready"}}, d.Conditions); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]model.Frontend{{Pod: "llama-disagg-0-frontend-f9q2z", Node: "cpu-node-1", Ready: true, Service: "llama-disagg-frontend:8000", Image: "example.invalid/dynamo-runtime:1.3.0"}}, d.Frontends, ignoreCommandLines); diff != "" {
+	if diff := cmp.Diff([]model.Frontend{{Pod: "llama-disagg-0-frontend-f9q2z", Node: "cpu-node-1", Ready: true, Service: "llama-disagg-frontend:8000", Image: "example.invalid/dynamo-runtime:1.3.0", Container: "main"}}, d.Frontends, ignoreCommandLines); diff != "" {
 		t.Errorf("frontends (-want +got):\n%s", diff)
 	}
 
@@ -265,7 +265,7 @@ func TestBuildGroveTopologyMode(t *testing.T) {
 	if r.Mode != "kv" || r.ModeSource != "frontend pod qwen-rack-0-frontend-2bcdf args" || r.Config.RouterTemperature != 0.5 || r.Config.RouterTTLSecs != 90 {
 		t.Errorf("router = mode %q (%s), temperature %v, ttl %v", r.Mode, r.ModeSource, r.Config.RouterTemperature, r.Config.RouterTTLSecs)
 	}
-	if diff := cmp.Diff([]model.Frontend{{Pod: "qwen-rack-0-frontend-2bcdf", Node: "cpu-1"}}, d.Frontends, ignoreCommandLines); diff != "" {
+	if diff := cmp.Diff([]model.Frontend{{Pod: "qwen-rack-0-frontend-2bcdf", Node: "cpu-1", Container: "main"}}, d.Frontends, ignoreCommandLines); diff != "" {
 		t.Errorf("frontends (-want +got):\n%s", diff)
 	}
 	if len(s.Notes) != 0 {

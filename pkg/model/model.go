@@ -266,6 +266,9 @@ type Frontend struct {
 	// its DYN_* environment; not serialised (see Worker.Argv).
 	Argv []string          `json:"-"`
 	Env  map[string]string `json:"-"`
+	// Container is the main container's name, whose log holds the router's
+	// lines (audit-routes); not serialised.
+	Container string `json:"-"`
 }
 
 // Worker is one worker pod.

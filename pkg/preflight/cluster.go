@@ -28,7 +28,11 @@ type Cluster struct {
 	// PodsKnown is false when the pods could not be read: requested GPUs are
 	// then unknown and counted as zero.
 	PodsKnown bool
-	Notes     []model.Note
+	// NodesComplete is false when Nodes may be only some of the cluster's (a
+	// kubectl dynamo capture holds the nodes its deployments' pods ran on): a
+	// finding that rests on a node being absent is then possible, not certain.
+	NodesComplete bool
+	Notes         []model.Note
 }
 
 // Node is a node as the scheduler sees it for GPU pods.
@@ -52,7 +56,7 @@ func (n *Node) Free() int64 { return max(0, n.Allocatable-n.Requested-n.planned)
 // requesting their nvidia.com/gpu; pods of the deployments in exclude
 // ("namespace/name") do not, since applying the manifest replaces them.
 func NewCluster(objs []*unstructured.Unstructured, exclude []string) *Cluster {
-	c := &Cluster{PodsKnown: true, TopologiesKnown: true, GroveServed: true}
+	c := &Cluster{PodsKnown: true, TopologiesKnown: true, GroveServed: true, NodesComplete: true}
 	skip := map[string]bool{}
 	for _, k := range exclude {
 		skip[k] = true
@@ -119,7 +123,10 @@ func convert(u *unstructured.Unstructured, dst any) error {
 
 // summary sums the cluster for the report.
 func (c *Cluster) summary() *ClusterSummary {
-	s := &ClusterSummary{Source: string(c.Source.Kind), Nodes: len(c.Nodes)}
+	s := &ClusterSummary{Source: string(c.Source.Kind), Nodes: len(c.Nodes), Partial: !c.NodesComplete}
+	if c.Source.Kind == model.SourceCapture {
+		s.Detail = c.Source.Detail
+	}
 	for _, n := range c.Nodes {
 		if n.Allocatable > 0 {
 			s.GPUNodes++

@@ -5,12 +5,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/preflight"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/source/capture"
+	srcmanifest "github.com/ai-dynamo/kubectl-dynamo/pkg/source/manifest"
 )
 
 // clusterYAML: zones a and b with two 8-GPU nodes each, zone c with one 8-GPU
@@ -117,9 +119,17 @@ type want struct {
 
 func check(t *testing.T, cluster *preflight.Cluster, manifest string) *preflight.Report {
 	t.Helper()
+	// Read as the command reads -f: with the line of each object and field.
+	f, err := srcmanifest.Parse([]byte(manifest), "test.yaml", srcmanifest.Options{Index: func(map[string]any) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ms []preflight.Manifest
-	for _, u := range objects(t, manifest) {
-		ms = append(ms, preflight.Manifest{Object: u, Source: "test.yaml"})
+	for _, d := range f.Docs {
+		if d.Object == nil {
+			continue
+		}
+		ms = append(ms, preflight.Manifest{Object: &unstructured.Unstructured{Object: d.Object}, Source: "test.yaml", Line: d.Line, Fields: d.Fields})
 	}
 	return preflight.Check(preflight.Options{Manifests: ms, Cluster: cluster})
 }
@@ -292,5 +302,54 @@ func TestBusyGPUsAndExclusion(t *testing.T) {
 	r = check(t, preflight.NewCluster(objects(t, clusterYAML, own), []string{"ns/d"}), m)
 	if len(r.Findings) != 0 {
 		t.Errorf("the deployment's own pods counted:\n%s", dump(r))
+	}
+}
+
+// TestPlacementCostIndependentOfReplicas: placing replicas cost work per
+// replica — 24 components of 2^31-1 replicas in a 1.5 KB manifest took 104 s,
+// and a capture whose nodes claim 2^40 GPUs each made a one-GPU component
+// loop as long. Placement is now arithmetic per component and node; the test
+// fails when the check has not returned after a minute (it takes
+// milliseconds).
+func TestPlacementCostIndependentOfReplicas(t *testing.T) {
+	const maxReplicas = 1<<31 - 1
+	var comps []string
+	for i := range 12 {
+		comps = append(comps, fmt.Sprintf("  - {name: p%d, type: prefill, replicas: %d, podTemplate: {spec: {containers: [{name: main, image: x}]}}}", i, maxReplicas))
+		comps = append(comps, fmt.Sprintf("  - {name: d%d, type: decode, replicas: %d, podTemplate: {spec: {containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}}}", i, maxReplicas))
+	}
+	m := dgd("d", zoneRequired, comps...)
+	huge := strings.ReplaceAll(clusterYAML, `nvidia.com/gpu: "8"`, `nvidia.com/gpu: "1099511627776"`)
+	for name, cluster := range map[string]string{"8-GPU nodes": clusterYAML, "nodes claiming 2^40 GPUs": huge} {
+		t.Run(name, func(t *testing.T) {
+			cl := preflight.NewCluster(objects(t, cluster), nil)
+			done := make(chan *preflight.Report, 1)
+			go func() { done <- check(t, cl, m) }()
+			var r *preflight.Report
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("the placement of 24 components of 2^31-1 replicas did not finish within a minute")
+			}
+			free := int64(0) // on the nodes the decode components may use
+			for _, n := range cl.Nodes {
+				if len(n.Taints) == 0 {
+					free += n.Allocatable
+				}
+			}
+			placed := int64(0)
+			for _, c := range r.Deployments[0].Components {
+				if c.Fits == nil {
+					continue
+				}
+				if c.GPUsPerPod == 0 && c.Role == "prefill" && *c.Fits != maxReplicas {
+					t.Errorf("%s: %d of %d GPU-less replicas fit", c.Name, *c.Fits, maxReplicas)
+				}
+				placed += int64(*c.Fits) * c.GPUsPerPod
+			}
+			if want := min(free, 12*maxReplicas); placed != want {
+				t.Errorf("%d GPUs placed, want %d (every free GPU, or every replica)", placed, want)
+			}
+		})
 	}
 }

@@ -18,12 +18,14 @@ const (
 	FindingDomainLabelMissing            = "DomainLabelMissing"
 	FindingReplicasUnschedulable         = "ReplicasUnschedulable"
 	FindingMultinodeReplicaExceedsDomain = "MultinodeReplicaExceedsDomain"
+	FindingImageNotRendered              = "ImageNotRendered"
+	FindingDuplicateDeployment           = "DuplicateDeployment"
 )
 
 // FindingIDs lists the ids preflight can raise, its own and topology's.
 func FindingIDs() []string {
 	return []string{
-		analysis.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingInvalidManifest,
+		analysis.FindingDecodeDomainWithoutPrefill, FindingDomainLabelMissing, FindingDuplicateDeployment, FindingImageNotRendered, FindingInvalidManifest,
 		FindingInvalidPolicy, FindingMultinodeReplicaExceedsDomain, analysis.FindingPrefillDomainWithoutDecode,
 		FindingReplicasUnschedulable, analysis.FindingRouterNotKV, analysis.FindingTopologyObjectMissing,
 		analysis.FindingWorkerRoleUnknown, health.FindingKvEventsNotPublished, health.FindingRouterReplicasNotSynced,
@@ -57,9 +59,14 @@ type Report struct {
 // ClusterSummary describes the nodes the prediction used; absent without a
 // cluster.
 type ClusterSummary struct {
-	// Source is "kubernetes" (live) or "capture" (--nodes-from).
+	// Source is "kubernetes" (live) or "capture" (--nodes-from); Detail
+	// names the file of a capture.
 	Source string `json:"source"`
+	Detail string `json:"detail,omitempty"`
 	Nodes  int    `json:"nodes"`
+	// Partial is true when the nodes may be only some of the cluster's (a
+	// capture): findings that rest on a node being absent are possible.
+	Partial bool `json:"partial,omitempty"`
 	// GPUNodes have allocatable nvidia.com/gpu.
 	GPUNodes int `json:"gpuNodes"`
 	// AllocatableGPUs and RequestedGPUs sum nvidia.com/gpu over the nodes; the
@@ -77,6 +84,9 @@ type DeploymentReport struct {
 	// Source is the manifest file (or "-" for stdin) the DGD came from.
 	Source string               `json:"source,omitempty"`
 	Policy *model.PolicySummary `json:"policy,omitempty"`
+	// PolicyInvalid is true when the manifest's kvTransferPolicy is rejected
+	// (InvalidPolicy): it is then not used for the domain prediction.
+	PolicyInvalid bool `json:"policyInvalid,omitempty"`
 	// NodeLabelKey is the node label holding the transfer domain's value, when
 	// known.
 	NodeLabelKey string `json:"nodeLabelKey,omitempty"`
@@ -148,8 +158,14 @@ const (
 	PresenceNever    = "never"
 )
 
-// Finding is a topology finding with its certainty.
+// Finding is a topology finding with its certainty and where in the
+// manifests it is.
 type Finding struct {
 	model.Finding
 	Certainty Certainty `json:"certainty"`
+	// File and Line are where the finding points: the field it names (Field),
+	// the component it is about, else the DynamoGraphDeployment's first line.
+	File  string `json:"file,omitempty"`
+	Line  int    `json:"line,omitempty"`
+	Field string `json:"field,omitempty"`
 }

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/behavior"
 )
 
 // Rules of the DynamoGraphDeployment CRD schema (both versions) and of the
@@ -22,10 +24,7 @@ var (
 )
 
 const (
-	maxComponents = 25
-	// maxGroveName is Grove's limit on the combined PodCliqueSet, scaling
-	// group and clique names (the webhook's maxCombinedResourceNameLength).
-	maxGroveName    = 45
+	maxComponents   = 25
 	annotationGrove = "nvidia.com/enable-grove"
 	policyPath      = "spec.experimental.kvTransferPolicy"
 )
@@ -33,6 +32,14 @@ const (
 // problem is one rejected field.
 type problem struct {
 	id, path, msg string
+	// strict marks a strict-decoding problem (an unknown field, a wrong
+	// type: the API server rejects those itself); decode one a part that
+	// could not be read into its shape, which a strict problem explains.
+	strict, decode bool
+	// update marks a rule of the webhook's update path (the DGD exists).
+	update bool
+	// hint replaces the default "fix PATH in the manifest".
+	hint string
 }
 
 // policyWire is spec.experimental.kvTransferPolicy as written.
@@ -44,15 +51,10 @@ type policyWire struct {
 	PreferredWeight     *float64 `json:"preferredWeight"`
 }
 
-// grovePathway is the webhook's isGrovePathway: Grove is used unless the DGD
-// says nvidia.com/enable-grove: "false".
-func grovePathway(u *unstructured.Unstructured) bool {
-	return strings.ToLower(u.GetAnnotations()[annotationGrove]) != "false"
-}
-
 // validateManifest checks a DGD against the CRD schema, its CEL rules and the
-// webhook's stateless rules. comps are the parsed components.
-func validateManifest(u *unstructured.Unstructured, comps []*component) (out []problem) {
+// webhook's stateless rules, as the webhook of release rel applies them. comps
+// are the parsed components.
+func validateManifest(u *unstructured.Unstructured, comps []*component, rel behavior.Release, pw pathway) (out []problem) {
 	bad := func(id, path, format string, args ...any) {
 		out = append(out, problem{id: id, path: path, msg: fmt.Sprintf(format, args...)})
 	}
@@ -70,10 +72,8 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 		bad(FindingInvalidManifest, "spec", "is required")
 		return out
 	}
-	if v, has := spec["backendFramework"]; has {
-		if s, _ := v.(string); !slices.Contains(backends, s) {
-			bad(FindingInvalidManifest, "spec.backendFramework", "%v is not one of %s", v, strings.Join(backends, ", "))
-		}
+	if s, ok := spec["backendFramework"].(string); ok && !slices.Contains(backends, s) {
+		bad(FindingInvalidManifest, "spec.backendFramework", "%q is not one of %s", s, strings.Join(backends, ", "))
 	}
 	switch version {
 	case "v1beta1":
@@ -102,7 +102,11 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 			bad(FindingInvalidManifest, "spec.services", "has %d services, more than the %d allowed", len(m), maxComponents)
 		}
 	}
-	grove := grovePathway(u)
+	grove := pw.grove
+	shapes := make([]groveShape, 0, len(comps))
+	for _, c := range comps {
+		shapes = append(shapes, c.grove)
+	}
 	seen := map[string]string{}
 	epp := 0
 	for _, c := range comps {
@@ -112,7 +116,10 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 		case len(c.name) > 63 || !componentNameRe.MatchString(c.name):
 			bad(FindingInvalidManifest, c.path+".name", "%q must be 1-63 letters, digits or '-', starting and ending with a letter or digit", c.name)
 		}
-		if prev, dup := seen[strings.ToLower(c.name)]; dup && c.name != "" {
+		// The v1beta1 CEL rule compares names ignoring case; v1alpha1 map keys
+		// may differ in case only (the newest admission tests: "v1alpha1
+		// converted service names may collide case-insensitively").
+		if prev, dup := seen[strings.ToLower(c.name)]; dup && c.name != "" && version == "v1beta1" {
 			bad(FindingInvalidManifest, c.path+".name", "%q duplicates component %q (names are compared ignoring case)", c.name, prev)
 		}
 		seen[strings.ToLower(c.name)] = c.name
@@ -135,13 +142,9 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 			}
 		}
 		if grove && c.name != "" {
-			dgd, lower := u.GetName(), strings.ToLower(c.name)
-			n := len(dgd) + len(lower)
-			if c.multinode {
-				n = len(dgd) + len(lower) + len(lower+"-ldr")
-			}
-			if n > maxGroveName {
-				bad(FindingInvalidManifest, c.path+".name", "DynamoGraphDeployment name %q and component name %q make a combined Grove resource name of %d characters, more than %d: shorten either", dgd, c.name, n, maxGroveName)
+			if n := groveNameLength(rel, u.GetName(), shapes, c.grove); n.length > maxGroveName {
+				bad(FindingInvalidManifest, c.path+".name", "combined resource name length %d exceeds the %d-character pod-name limit (%s; the operator names the PodCliqueSet %q); shorten DynamoGraphDeployment name %q or component name %q (rule %s, %s)",
+					n.length, maxGroveName, n.parts, n.pcs, u.GetName(), c.name, behavior.RuleGroveNameLength, behavior.At(behavior.RuleGroveNameLength, rel).Range())
 			}
 		}
 		if version == "v1beta1" {
@@ -151,9 +154,6 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 				}
 			}
 		}
-		if c.minAvailable && !grove {
-			bad(FindingInvalidManifest, c.path+".minAvailable", "is only supported on the Grove pathway; this DGD has %s: \"false\"", annotationGrove)
-		}
 		if _, errs := newFilter(&c.pod); len(errs) > 0 {
 			bad(FindingInvalidManifest, c.path, "%s", strings.Join(errs, "; "))
 		}
@@ -161,24 +161,30 @@ func validateManifest(u *unstructured.Unstructured, comps []*component) (out []p
 	if epp > 1 {
 		bad(FindingInvalidManifest, "spec.components", "at most one component may have type epp, found %d", epp)
 	}
-	out = append(out, validateTopologyConstraint(spec, comps, version)...)
-	out = append(out, validatePolicy(spec, grove)...)
+	out = append(out, validateTopologyConstraint(spec, comps, version, rel)...)
+	out = append(out, validatePolicy(spec, pw)...)
+	out = append(out, validateWebhook(u, spec, comps, version, pw)...)
 	return out
 }
 
 // validateTopologyConstraint applies the webhook's placement rules that need
-// no topology object.
-func validateTopologyConstraint(spec map[string]any, comps []*component, version string) (out []problem) {
+// no topology object (rule topology-pack-domain for the release rel).
+func validateTopologyConstraint(spec map[string]any, comps []*component, version string, rel behavior.Release) (out []problem) {
 	tc, hasTC := spec["topologyConstraint"].(map[string]any)
-	constrained := hasTC
+	anyComponent := false
 	for _, c := range comps {
-		constrained = constrained || c.packDomain != ""
+		anyComponent = anyComponent || c.constrained
+		if c.constrained && !domainRe.MatchString(c.packDomain) {
+			// The CRD: a component topologyConstraint requires packDomain,
+			// matching the domain pattern ({} fails it too).
+			out = append(out, problem{id: FindingInvalidManifest, path: c.path + ".topologyConstraint.packDomain", msg: fmt.Sprintf("%q must match %s (a component topologyConstraint needs its packDomain; remove the block to leave the component unconstrained)", c.packDomain, domainRe.String())})
+		}
 	}
-	if !constrained {
-		return nil
+	if !hasTC && !anyComponent {
+		return out
 	}
 	if !hasTC {
-		return []problem{{FindingInvalidManifest, "spec.topologyConstraint", "is required when any component topology constraint is set"}}
+		return append(out, problem{id: FindingInvalidManifest, path: "spec.topologyConstraint", msg: "is required when any component topology constraint is set"})
 	}
 	nameField := "clusterTopologyName"
 	if version == "v1alpha1" {
@@ -186,14 +192,21 @@ func validateTopologyConstraint(spec map[string]any, comps []*component, version
 	}
 	if s, _ := tc[nameField].(string); s == "" {
 		if s2, _ := tc["clusterTopologyName"].(string); s2 == "" {
-			out = append(out, problem{FindingInvalidManifest, "spec.topologyConstraint." + nameField, "is required: it names the Grove ClusterTopologyBinding whose levels packDomain refers to"})
+			out = append(out, problem{id: FindingInvalidManifest, path: "spec.topologyConstraint." + nameField, msg: "is required: it names the Grove ClusterTopologyBinding whose levels packDomain refers to"})
 		}
 	}
 	if pd, _ := tc["packDomain"].(string); pd == "" {
-		for _, c := range comps {
-			if c.packDomain == "" {
-				out = append(out, problem{FindingInvalidManifest, c.path + ".topologyConstraint", "is required because spec.topologyConstraint.packDomain is not set"})
+		era := behavior.At(behavior.RuleTopologyPack, rel)
+		cite := fmt.Sprintf("rule %s, %s", behavior.RuleTopologyPack, era.Range())
+		switch {
+		case era.Key == behavior.EraEveryComponent:
+			for _, c := range comps {
+				if !c.constrained {
+					out = append(out, problem{id: FindingInvalidManifest, path: c.path + ".topologyConstraint", msg: "is required because spec.topologyConstraint.packDomain is not set (" + cite + ")"})
+				}
 			}
+		case !anyComponent:
+			out = append(out, problem{id: FindingInvalidManifest, path: "spec.topologyConstraint.packDomain", msg: "is required when no component topologyConstraint is set (" + cite + ")"})
 		}
 	}
 	return out
@@ -201,7 +214,7 @@ func validateTopologyConstraint(spec map[string]any, comps []*component, version
 
 // validatePolicy applies the CRD schema, its CEL rules and the webhook's rules
 // to spec.experimental.kvTransferPolicy.
-func validatePolicy(spec map[string]any, grove bool) (out []problem) {
+func validatePolicy(spec map[string]any, pw pathway) (out []problem) {
 	raw, has, _ := unstructured.NestedFieldNoCopy(spec, "experimental", "kvTransferPolicy")
 	if !has || raw == nil {
 		return nil
@@ -215,7 +228,7 @@ func validatePolicy(spec map[string]any, grove bool) (out []problem) {
 	}
 	var p policyWire
 	if err := convertAny(raw, &p); err != nil {
-		bad("", "cannot be read: %v", err)
+		out = append(out, problem{id: FindingInvalidPolicy, path: policyPath, msg: decodeError(err), decode: true})
 		return out
 	}
 	hasLabel := p.LabelKey != nil && *p.LabelKey != ""
@@ -232,8 +245,8 @@ func validatePolicy(spec map[string]any, grove bool) (out []problem) {
 		if errs := validation.IsDNS1123Subdomain(*p.ClusterTopologyName); len(errs) > 0 {
 			bad("clusterTopologyName", "%q is not a valid Kubernetes resource name: %s", *p.ClusterTopologyName, strings.Join(errs, "; "))
 		}
-		if !grove {
-			bad("clusterTopologyName", "is only supported on the Grove pathway; this DGD has %s: \"false\" (use labelKey)", annotationGrove)
+		if !pw.grove {
+			bad("clusterTopologyName", "%s (use labelKey)", pw.requirement)
 		}
 	}
 	switch {

@@ -37,6 +37,9 @@ type Bundle struct {
 	BusyThresholds []FrontendBusyThresholds
 	// KvEvents holds KV-cache contents as RouterEvents, per deployment.
 	KvEvents []KvEvents
+	// RouterLogs holds redacted excerpts of frontend logs: the KV router's
+	// decision lines (capture --logs), per frontend pod.
+	RouterLogs []RouterLogs
 	// Sources and Notes are carried into the Snapshot.
 	Sources []model.SourceStatus
 	Notes   []model.Note
@@ -65,6 +68,22 @@ type FrontendBusyThresholds struct {
 	Source     string    `json:"source,omitempty"`
 	At         time.Time `json:"at"`
 	JSON       string    `json:"json"`
+}
+
+// RouterLogs is a redacted excerpt of one frontend pod's log: only the KV
+// router's decision lines, each re-written with only the fields
+// kubectl-dynamo's audit reads and the request ids replaced by pseudonyms
+// (pkg/audit.Excerpt).
+type RouterLogs struct {
+	Namespace  string    `json:"namespace"`
+	Deployment string    `json:"deployment"`
+	Source     string    `json:"source,omitempty"`
+	At         time.Time `json:"at"`
+	// Lines are the excerpt, oldest first.
+	Lines []string `json:"lines"`
+	// Dropped counts the router lines left out (the excerpt keeps the last
+	// ones).
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // KvEvents is a deployment's KV-cache contents as Dynamo RouterEvents.

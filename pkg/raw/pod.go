@@ -44,7 +44,8 @@ type Container struct {
 	RestartPolicy *string              `json:"restartPolicy"`
 }
 
-// Container restart policy Always marks a native sidecar among init containers.
+// ContainerRestartPolicyAlways is the container restart policy that marks a
+// native sidecar among init containers.
 const ContainerRestartPolicyAlways = "Always"
 
 // EnvVar is one env entry, every form of valueFrom included.

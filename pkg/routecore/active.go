@@ -160,7 +160,7 @@ type ActiveLedger struct {
 	// index is the reverse map hash → workers whose live prompts hold it
 	// (PromptRegistry's membership): what makes AdditionalBlocks cost the sum
 	// over the request's blocks of their holders, not workers × blocks.
-	index   map[SequenceHash][]int32
+	index   holderIndex
 	expired []uint64
 	// scratch for AdditionalBlocks
 	alive, next []int32
@@ -183,7 +183,7 @@ type activeWorker struct {
 type activeBlock struct {
 	hash SequenceHash
 	refs uint32 // occurrences in live prompts on this worker (Arc strong count)
-	pos  uint32 // position in ActiveLedger.index[hash]
+	pos  uint32 // position in ActiveLedger.index's holders of hash
 	w    uint64 // weight in 1/2^32 blocks
 }
 
@@ -212,7 +212,81 @@ func NewActiveLedger(opts ActiveLedgerOptions) *ActiveLedger {
 		opts:     opts,
 		byKey:    make(map[WorkerWithDpRank]int32),
 		requests: make(map[uint64]*activeReq),
-		index:    make(map[SequenceHash][]int32),
+		index:    holderIndex{one: make(map[SequenceHash]int32), many: make(map[SequenceHash][]int32)},
+	}
+}
+
+// holderIndex maps a hash to the workers holding it, in the order they took
+// it. Most hashes of a ledger have one holder (a prompt's own tail): its
+// worker is kept inline in one; a hash held by several has its list in many.
+// (A slice per hash was three quarters of the ledger's memory under a long
+// queue: its header in the map and a tiny allocation each.)
+type holderIndex struct {
+	one  map[SequenceHash]int32
+	many map[SequenceHash][]int32
+	buf  [1]int32
+}
+
+// holders returns h's holders; the slice is valid until the next change, and
+// until the next call for a hash of one holder.
+func (x *holderIndex) holders(h SequenceHash) []int32 {
+	if hs, ok := x.many[h]; ok {
+		return hs
+	}
+	if w, ok := x.one[h]; ok {
+		x.buf[0] = w
+		return x.buf[:]
+	}
+	return nil
+}
+
+// add appends worker w to h's holders and returns its position.
+func (x *holderIndex) add(h SequenceHash, w int32) uint32 {
+	if hs, ok := x.many[h]; ok {
+		x.many[h] = append(hs, w)
+		return uint32(len(hs))
+	}
+	if first, ok := x.one[h]; ok {
+		delete(x.one, h)
+		x.many[h] = []int32{first, w}
+		return 1
+	}
+	x.one[h] = w
+	return 0
+}
+
+// remove takes the holder at pos out of h's holders, the last one moving into
+// its place; it returns the moved holder and whether one moved.
+func (x *holderIndex) remove(h SequenceHash, pos uint32) (moved int32, ok bool) {
+	hs, isMany := x.many[h]
+	if !isMany {
+		delete(x.one, h)
+		return 0, false
+	}
+	last := len(hs) - 1
+	if int(pos) != last {
+		moved, ok = hs[last], true
+		hs[pos] = moved
+	}
+	switch last {
+	case 1:
+		delete(x.many, h)
+		x.one[h] = hs[0]
+	default:
+		x.many[h] = hs[:last]
+	}
+	return moved, ok
+}
+
+// remap renumbers every holder (a worker left the table).
+func (x *holderIndex) remap(to []int32) {
+	for h, w := range x.one {
+		x.one[h] = to[w]
+	}
+	for _, hs := range x.many {
+		for j, w := range hs {
+			hs[j] = to[w]
+		}
 	}
 }
 
@@ -306,9 +380,7 @@ func (l *ActiveLedger) Add(r ActiveRequest) error {
 				b = &slab[len(slab)-1]
 				wk.blocks[h] = b
 				wk.units += activeUnit
-				hs := l.index[h]
-				b.pos = uint32(len(hs))
-				l.index[h] = append(hs, wi)
+				b.pos = l.index.add(h, wi)
 			}
 			b.refs++
 			req.blocks[i] = b
@@ -361,17 +433,8 @@ func (l *ActiveLedger) free(req *activeReq) {
 		// release / try_remove_block: the hash leaves the worker with its weight.
 		wk.units -= b.w
 		delete(wk.blocks, b.hash)
-		hs := l.index[b.hash]
-		last := len(hs) - 1
-		if int(b.pos) != last {
-			moved := hs[last]
-			hs[b.pos] = moved
+		if moved, ok := l.index.remove(b.hash, b.pos); ok {
 			l.workers[moved].blocks[b.hash].pos = b.pos
-		}
-		if last == 0 {
-			delete(l.index, b.hash)
-		} else {
-			l.index[b.hash] = hs[:last]
 		}
 	}
 	wk.units -= req.whole*activeUnit + req.decayed*req.frac
@@ -530,11 +593,11 @@ func (l *ActiveLedger) AdditionalBlocks(blocks []SequenceHash, dst map[WorkerWit
 	if n == 0 {
 		return
 	}
-	l.alive = append(l.alive[:0], l.index[blocks[0]]...)
+	l.alive = append(l.alive[:0], l.index.holders(blocks[0])...)
 	alive, next := l.alive, l.next[:0]
 	for i := 1; i < n && len(alive) > 0; i++ {
 		h := blocks[i]
-		hs := l.index[h]
+		hs := l.index.holders(h)
 		next = next[:0]
 		// Walking the holder list (contiguous) beats per-worker map probes unless
 		// it is much longer than the set still matching.
@@ -655,10 +718,6 @@ func (l *ActiveLedger) RemoveWorker(id WorkerID) []uint64 {
 	for _, r := range l.requests {
 		r.worker = remap[r.worker]
 	}
-	for _, hs := range l.index {
-		for j, w := range hs {
-			hs[j] = remap[w]
-		}
-	}
+	l.index.remap(remap)
 	return ids
 }

@@ -120,15 +120,41 @@ func ComputeBlocks(tokens []uint32, blockSize int, opts HashOptions) ([]Block, e
 	if blockSize < 1 {
 		return nil, ErrInvalidBlockSize
 	}
-	n := BlockCount(len(tokens), blockSize, opts.Eagle)
-	blocks := make([]Block, n)
-	seed := SaltSeed(opts.LoraName, opts.CacheNamespace)
+	blocks := make([]Block, BlockCount(len(tokens), blockSize, opts.Eagle))
 	width := blockSize
 	if opts.Eagle {
 		width++
 	}
+	eachBlock(tokens, blockSize, width, opts, func(i int, local LocalBlockHash, seq SequenceHash) {
+		start := i * blockSize
+		blocks[i] = Block{Index: i, Start: start, End: start + width, LocalHash: local, SequenceHash: seq}
+	})
+	return blocks, nil
+}
+
+// BlockHashes is ComputeBlocks' hashes alone: the sequence and local hash of
+// each block, appended to seq and local (one allocation each when their
+// capacity is BlockCount's; a replay hashes every request of a trace).
+func BlockHashes(tokens []uint32, blockSize int, opts HashOptions, seq []SequenceHash, local []LocalBlockHash) ([]SequenceHash, []LocalBlockHash, error) {
+	if blockSize < 1 {
+		return seq, local, ErrInvalidBlockSize
+	}
+	width := blockSize
+	if opts.Eagle {
+		width++
+	}
+	eachBlock(tokens, blockSize, width, opts, func(_ int, l LocalBlockHash, s SequenceHash) {
+		seq, local = append(seq, s), append(local, l)
+	})
+	return seq, local, nil
+}
+
+// eachBlock hashes tokens' full blocks in order, calling fn with each block's
+// index, local hash and sequence hash.
+func eachBlock(tokens []uint32, blockSize, width int, opts HashOptions, fn func(i int, local LocalBlockHash, seq SequenceHash)) {
+	seed := SaltSeed(opts.LoraName, opts.CacheNamespace)
 	var parent SequenceHash
-	for i := range blocks {
+	for i := range BlockCount(len(tokens), blockSize, opts.Eagle) {
 		start := i * blockSize
 		var local LocalBlockHash
 		if i < len(opts.BlockMmInfos) && opts.BlockMmInfos[i] != nil {
@@ -140,10 +166,9 @@ func ComputeBlocks(tokens []uint32, blockSize int, opts HashOptions) ([]Block, e
 		if i > 0 {
 			seq = NextSequenceHash(parent, local)
 		}
-		blocks[i] = Block{Index: i, Start: start, End: start + width, LocalHash: local, SequenceHash: seq}
+		fn(i, local, seq)
 		parent = seq
 	}
-	return blocks, nil
 }
 
 // LocalHashes returns just the local hashes of blocks, the radix index's query key.

@@ -283,3 +283,37 @@ func mustU64(t *testing.T, s string) uint64 {
 	}
 	return v
 }
+
+// TestBlockHashesAreComputeBlocks: BlockHashes gives ComputeBlocks' hashes,
+// block for block, with and without Eagle, a LoRA and multimodal blocks, and
+// appends to what the slices hold.
+func TestBlockHashesAreComputeBlocks(t *testing.T) {
+	tokens := make([]uint32, 1000)
+	for i := range tokens {
+		tokens[i] = uint32(i*7919) % 50000
+	}
+	mm := []*BlockExtraInfo{nil, {MmObjects: []BlockMmObjectInfo{{MmHash: 42}}}}
+	for _, bs := range []int{1, 7, 16, 64, 1000, 1001} {
+		for _, opts := range []HashOptions{{}, {Eagle: true}, {LoraName: "adapter"}, {BlockMmInfos: mm}} {
+			blocks, err := ComputeBlocks(tokens, bs, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq, local, err := BlockHashes(tokens, bs, opts, []SequenceHash{1}, []LocalBlockHash{2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(seq) != len(blocks)+1 || len(local) != len(blocks)+1 || seq[0] != 1 || local[0] != 2 {
+				t.Fatalf("block size %d %+v: %d/%d hashes for %d blocks", bs, opts, len(seq), len(local), len(blocks))
+			}
+			for i, b := range blocks {
+				if seq[i+1] != b.SequenceHash || local[i+1] != b.LocalHash {
+					t.Fatalf("block size %d %+v: block %d differs", bs, opts, i)
+				}
+			}
+		}
+	}
+	if _, _, err := BlockHashes(tokens, 0, HashOptions{}, nil, nil); !errors.Is(err, ErrInvalidBlockSize) {
+		t.Errorf("block size 0: %v", err)
+	}
+}

@@ -145,3 +145,85 @@ func BenchmarkMooncakeConversationFile64(b *testing.B) {
 		b.ReportMetric(100*v.HitRate, "kv-hit-%")
 	}
 }
+
+// recommendDeployment is a 3-zone deployment with two prefill workers a
+// zone and three decode workers in us-east-1a and us-east-1b only, under a
+// required zone policy: the requests prefilled in us-east-1c fail at the
+// decode hop, the case --recommend answers.
+func recommendDeployment() *model.Deployment {
+	dep := syntheticDeployment(6, 9, []string{"us-east-1a", "us-east-1b", "us-east-1c"})
+	var keep []model.Worker
+	for _, w := range dep.Workers {
+		if w.Role == model.RoleDecode && w.Domain.Published == "us-east-1c" {
+			continue
+		}
+		keep = append(keep, w)
+	}
+	dep.Workers = keep
+	return dep
+}
+
+// BenchmarkRecommendConversation3Zones: --recommend over the
+// conversation-shaped trace (12,031 requests, 59 min) and
+// recommendDeployment. Target: a recommendation in under 60 s on one core.
+func BenchmarkRecommendConversation3Zones(b *testing.B) {
+	benchRecommend(b, func() (trace.Reader, error) { return trace.Synthetic(conversationLike, 1) })
+}
+
+// BenchmarkRecommendConversationFile3Zones is the same over the real
+// Mooncake conversation trace (KDYN_MOONCAKE_TRACE; skipped without it).
+func BenchmarkRecommendConversationFile3Zones(b *testing.B) {
+	path := os.Getenv("KDYN_MOONCAKE_TRACE")
+	if path == "" {
+		b.Skip("set KDYN_MOONCAKE_TRACE to conversation_trace.jsonl")
+	}
+	benchRecommend(b, func() (trace.Reader, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		b.Cleanup(func() { _ = f.Close() })
+		return trace.Open(f, trace.Mooncake, trace.Options{})
+	})
+}
+
+func benchRecommend(b *testing.B, open func() (trace.Reader, error)) {
+	dep := recommendDeployment()
+	for b.Loop() {
+		rec, err := Recommend(context.Background(), Options{Deployment: dep, Base: explain.Options{Seed: 1, AssumeIdle: true}, Engine: DefaultEngine(), Open: open},
+			RecommendOptions{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rec.Recommended == nil {
+			b.Fatalf("no recommendation: %+v", rec.Alternatives)
+		}
+		b.ReportMetric(float64(rec.Runs), "runs")
+		b.ReportMetric(float64(rec.Recommended.AddedGPUs), "added-GPUs")
+		b.Logf("recommended %s (%d GPUs): failed %d; alternatives %d; runs %d", rec.Recommended.Spec, rec.Recommended.AddedGPUs, rec.Recommended.Result.Failed, len(rec.Alternatives), rec.Runs)
+		for _, a := range rec.Alternatives {
+			b.Logf("alternative %s (%d GPUs): failed %d, meets %v", a.Spec, a.AddedGPUs, a.Result.Failed, a.MeetsGoal)
+		}
+	}
+}
+
+// overloadedAggregated is two aggregated workers of one GPU (20,000 prompt
+// tok/s under the built-in engine model) in one zone, the KV router with
+// Dynamo's defaults: the conversation-shaped trace offers about twice that.
+func overloadedAggregated() *model.Deployment {
+	dep := syntheticDeployment(0, 2, []string{"us-east-1a"})
+	dep.Policy = nil
+	for i := range dep.Workers {
+		dep.Workers[i].Role = model.RoleAggregated
+		dep.Workers[i].Instances[0].WorkerType = string(model.RoleAggregated)
+	}
+	return dep
+}
+
+// BenchmarkMemoryOverloadAggregated (issue 31): the conversation-shaped
+// trace over overloadedAggregated, 2× its capacity, so that the prefill
+// queue holds thousands of requests for most of the run. The peak heap must
+// follow the caches and the index, not the queue.
+func BenchmarkMemoryOverloadAggregated(b *testing.B) {
+	runBench(b, overloadedAggregated(), conversationLike)
+}

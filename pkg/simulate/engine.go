@@ -28,9 +28,21 @@ type Engine struct {
 	// KvCapacityBlocks is a dp rank's prefix-cache capacity in blocks when its
 	// runtime config publishes no total_kv_blocks.
 	KvCapacityBlocks uint64
-	// Source says where the parameters came from.
-	Source string
+	// Source says where the parameters came from; KvCapacitySource where
+	// KvCapacityBlocks did (the built-in default, --kv-capacity-blocks, a
+	// profile), for the report's per-pool capacity lines.
+	Source           string
+	KvCapacitySource string
 }
+
+// Where a worker's KV capacity comes from (PoolCapacity.Source): its card's
+// total_kv_blocks, else the engine model's KvCapacityBlocks, whose own source
+// is Engine.KvCapacitySource (KvSourceDefault, or what the caller names: the
+// command says --kv-capacity-blocks or the profile file).
+const (
+	KvSourceCards   = "worker cards (total_kv_blocks)"
+	KvSourceDefault = "built-in default"
+)
 
 // DefaultEngine returns the built-in parameters: rough figures for a
 // mid-size dense model on one current data-centre GPU per rank. They are
@@ -44,29 +56,36 @@ func DefaultEngine() Engine {
 		KvTransferMsPerBlockCrossDomain: 0.2,
 		KvCapacityBlocks:                32768,
 		Source:                          "built-in defaults (rough figures, not a profile of this deployment)",
+		KvCapacitySource:                KvSourceDefault,
 	}
 }
 
-// Validate rejects parameters the model cannot run with.
+// The ranges the engine model accepts: wide enough for any real engine, narrow
+// enough that every time the model computes stays finite and within
+// MaxVirtualMs for a request within the trace readers' bounds (a hostile
+// profile's 1e-300 tokens/s made a prefill last +Inf ms).
+const (
+	MinPrefillTokensPerSecondPerGPU = 1
+	MaxPrefillTokensPerSecondPerGPU = 1e9
+	MinDecodeStepMs                 = 1e-3
+	MaxStepMs                       = 1e6
+)
+
+// Validate rejects parameters the model cannot run with: each must be a
+// finite number within its range.
 func (e Engine) Validate() error {
-	pos := func(name string, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-			return fmt.Errorf("engine model: %s must be a positive number, got %v", name, v)
-		}
-		return nil
-	}
-	nonneg := func(name string, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Errorf("engine model: %s must be a non-negative number, got %v", name, v)
+	in := func(name string, v, lo, hi float64) error {
+		if math.IsNaN(v) || v < lo || v > hi {
+			return fmt.Errorf("engine model: %s must be a number from %s to %s, got %v", name, shortG(lo), shortG(hi), v)
 		}
 		return nil
 	}
 	for _, err := range []error{
-		pos("prefillTokensPerSecondPerGPU", e.PrefillTokensPerSecondPerGPU),
-		pos("decodeStepMs", e.DecodeStepMs),
-		nonneg("decodeStepMsPerSequence", e.DecodeStepMsPerSequence),
-		nonneg("kvTransferMsPerBlock", e.KvTransferMsPerBlock),
-		nonneg("kvTransferMsPerBlockCrossDomain", e.KvTransferMsPerBlockCrossDomain),
+		in("prefillTokensPerSecondPerGPU", e.PrefillTokensPerSecondPerGPU, MinPrefillTokensPerSecondPerGPU, MaxPrefillTokensPerSecondPerGPU),
+		in("decodeStepMs", e.DecodeStepMs, MinDecodeStepMs, MaxStepMs),
+		in("decodeStepMsPerSequence", e.DecodeStepMsPerSequence, 0, MaxStepMs),
+		in("kvTransferMsPerBlock", e.KvTransferMsPerBlock, 0, MaxStepMs),
+		in("kvTransferMsPerBlockCrossDomain", e.KvTransferMsPerBlockCrossDomain, 0, MaxStepMs),
 	} {
 		if err != nil {
 			return err

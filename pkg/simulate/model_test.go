@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,7 +121,15 @@ func TestAccountingAndDeterminism(t *testing.T) {
 		snap, dep, b := example(t, ex)
 		sets := explain.BundleEventSets(b, dep)
 		for _, mode := range []string{"kv", "round-robin", "random", "power-of-two", "least-loaded"} {
-			variants := []string{"router-mode=" + mode, "router-mode=" + mode + ",temperature=0.5", "router-mode=" + mode + ",enforcement=preferred"}
+			other := "preferred"
+			if dep.Policy != nil && dep.Policy.Enforcement == "preferred" {
+				other = "required"
+			}
+			variants := []string{"router-mode=" + mode + ",temperature=0.5", "router-mode=" + mode + ",enforcement=" + other}
+			if mode != dep.Router.Mode {
+				// (The deployment's own mode is the as-deployed run: as a variant it changes nothing, an error.)
+				variants = append([]string{"router-mode=" + mode}, variants...)
+			}
 			var vs []Variant
 			for _, s := range variants {
 				v, err := ParseVariant(s)
@@ -261,5 +270,61 @@ func TestParseVariantErrors(t *testing.T) {
 	if err != nil || *v.Knobs.Enforcement != explain.EnforcementPreferred || *v.Knobs.PreferredWeight != 0.3 ||
 		len(v.DomainDown) != 1 || v.DomainDown[0].Value != "us-east-1a" || len(v.Add) != 1 || v.Add[0].Count != 2 || len(v.Changes) != 4 {
 		t.Fatalf("%+v %v", v, err)
+	}
+}
+
+// TestVariantsThatChangeNothing (issue 31): a variant whose every what-if
+// changes nothing is refused before anything is replayed; a what-if that
+// changes nothing beside others that do is noted, as is a domain value an
+// added worker makes new.
+func TestVariantsThatChangeNothing(t *testing.T) {
+	snap, dep, _ := example(t, "healthy-three-zone-required.yaml") // required, kv
+	reqs := []trace.Request{{Tokens: seqTokens(64, 1), OutputTokens: 1}}
+	for _, tc := range []struct {
+		spec    string
+		err     string
+		notes   []string
+		noNotes bool
+	}{
+		{spec: "weight=0.3", err: `--variant "weight=0.3" changes nothing — weight=0.3: the preferred weight applies to prefill workers under preferred enforcement, and none is (they run 6 required); add enforcement=preferred to the variant`},
+		{spec: "enforcement=required", err: `--variant "enforcement=required" changes nothing — enforcement=required: every prefill worker already runs it`},
+		{spec: "router-mode=kv", err: `changes nothing — router-mode=kv: the frontend already runs it`},
+		{spec: "weight=0.3,decode+1@us-east-1a", notes: []string{"weight=0.3 changes nothing: the preferred weight applies"}},
+		{spec: "decode+2@us-east-9z", notes: []string{"decode+2@us-east-9z: us-east-9z is a new zone value (the deployment's are us-east-1a, us-east-1b, us-east-1c): the added workers form a zone of their own"}},
+		{spec: "decode+1@us-east-1c", noNotes: true},
+		{spec: "enforcement=preferred,weight=0.3", noNotes: true},
+		{spec: "enforcement=off", noNotes: true},
+	} {
+		v, err := ParseVariant(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replayed := false
+		r, err := Run(context.Background(), Options{Snapshot: snap, Deployment: dep, Base: explain.Options{Seed: 1}, Variants: []Variant{v}, Engine: DefaultEngine(),
+			Open: func() (trace.Reader, error) { replayed = true; return opener(reqs)() }})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err = %v, want %q", tc.spec, err, tc.err)
+			}
+			if replayed {
+				t.Errorf("%s: the trace was replayed before the variant was refused", tc.spec)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.spec, err)
+		}
+		got := r.Variants[1].Notes
+		if tc.noNotes && len(got) != 0 {
+			t.Errorf("%s: notes %q", tc.spec, got)
+		}
+		for i, w := range tc.notes {
+			if i >= len(got) || !strings.HasPrefix(got[i], w) {
+				t.Errorf("%s: notes %q, want %q", tc.spec, got, tc.notes)
+			}
+		}
+		if len(r.Variants[0].Notes) != 0 {
+			t.Errorf("%s: the deployment as it is has notes %q", tc.spec, r.Variants[0].Notes)
+		}
 	}
 }

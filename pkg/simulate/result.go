@@ -15,6 +15,16 @@ func (s *state) result() VariantResult {
 		vr.HitRate = float64(vr.CachedBlocks) / float64(vr.PromptBlocks)
 	}
 	vr.TTFTMs, vr.E2EMs = s.ttft.percentiles(), s.e2e.percentiles()
+	vr.Saturation = s.saturation(s.o.SaturationThreshold)
+	vr.SLOs = sloResults(s.o.SLOs, s.breaches, s.requests)
+	vr.SLOsMet = true
+	for _, r := range vr.SLOs {
+		vr.SLOsMet = vr.SLOsMet && r.Met
+	}
+	for _, st := range vr.Saturation {
+		vr.QueueDominated = vr.QueueDominated || st.Saturated
+		vr.SlowDown = max(vr.SlowDown, st.SlowDown)
+	}
 	for _, fc := range s.fail {
 		vr.Failures = append(vr.Failures, *fc)
 	}
@@ -38,6 +48,9 @@ func (s *state) result() VariantResult {
 		dr.PrefillWorkers, dr.DecodeWorkers = s.dPrefill[d], s.dDecode[d]
 		dr.PrefillLoad = s.dLevels[d][0].stats(end)
 		dr.DecodeLoad = s.dLevels[d][1].stats(end)
+		dr.Requests = s.domReqs[d]
+		dr.TTFTMs = s.domTTFT[d].percentiles()
+		dr.SLOs = sloResults(s.o.SLOs, s.domBreaches[d], s.domReqs[d])
 		doms[d] = dr
 	}
 	ser := s.ser.result()
@@ -56,6 +69,7 @@ func (s *state) result() VariantResult {
 		dst := make([]DomainPoint, len(src))
 		for i, o := range order {
 			dst[i] = src[o]
+			dst[i].Domain = doms[o].Value
 		}
 		ser.Buckets[bi].Domains = dst
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,14 +38,33 @@ type Options struct {
 	Trace TraceInfo
 	// Speedup divides inter-arrival times (2 replays twice as fast); 0 means 1.
 	Speedup float64
+	// Rate, when set, replaces Speedup: the arrivals are scaled so that the
+	// trace's mean rate (its requests over the span of their arrivals, up to
+	// MaxRequests) becomes Rate requests per second. It reads the trace once
+	// more, before the variants.
+	Rate float64
+	// DurationMs, when set, ends the traffic at the last arrival within
+	// DurationMs of the first (virtual ms, after the scaling).
+	DurationMs float64
 	// MaxRequests stops reading the trace after this many requests (0: all).
 	MaxRequests int
+	// SaturationThreshold is the utilisation from which a stage counts as
+	// saturated (Saturation); 0 means DefaultSaturationThreshold.
+	SaturationThreshold float64
+	// SLOs are the latency objectives whose breaches are counted, per
+	// variant and per domain.
+	SLOs []SLO
 	// Progress, when set, is called every ProgressEvery requests and at the
 	// end of each variant.
 	Progress      func(Progress)
 	ProgressEvery int
 	// OnDecision, when set, sees every routing decision (tests).
 	OnDecision func(variant, request int, d explain.CoreDecision)
+
+	// bounded, set by Recommend, ends a candidate's run once more than
+	// stopAbove of its requests have failed (errWorse).
+	bounded   bool
+	stopAbove int
 }
 
 // Progress is a progress report.
@@ -53,8 +73,11 @@ type Progress struct {
 	VariantIndex int
 	Variants     int
 	Requests     int
-	VirtualMs    float64
-	Done         bool
+	// Total is the requests the variant will replay, when known (after the
+	// first variant, or from the trace's pre-read); 0 otherwise.
+	Total     int
+	VirtualMs float64
+	Done      bool
 }
 
 // testHookEnd, set by tests, sees each variant's state when its run ends.
@@ -63,8 +86,44 @@ var testHookEnd func(*state)
 // ErrNoTrace is returned when the trace holds no request.
 var ErrNoTrace = errors.New("the trace holds no request")
 
-// Run replays the trace through the router model once per variant.
-func Run(ctx context.Context, o Options) (*Report, error) {
+// MaxVirtualMs bounds a replay's virtual time (about 3.2 years): arrivals and
+// engine times stay far inside float64's exact range, and an input that would
+// run past it (a tiny --speedup, a profile of absurd figures) is an error
+// naming what to change, not a replay that never ends.
+const MaxVirtualMs = 1e11
+
+// The --speedup range: below MinSpeedup a one-hour trace alone runs past
+// MaxVirtualMs.
+const (
+	MinSpeedup = 1e-6
+	MaxSpeedup = 1e9
+)
+
+// ValidateSpeedup checks a --speedup value.
+func ValidateSpeedup(x float64) error {
+	if math.IsNaN(x) || x < MinSpeedup || x > MaxSpeedup {
+		return fmt.Errorf("--speedup must be a positive number from %s to %s, got %v", shortG(MinSpeedup), shortG(MaxSpeedup), x)
+	}
+	return nil
+}
+
+// shortG formats a bound as people write it: 1e-6, 1e9, 1000.
+func shortG(v float64) string {
+	return strings.NewReplacer("e+0", "e", "e-0", "e-", "e+", "e").Replace(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// ErrInternal marks an internal error of the simulation (a bug): the event
+// loop stopped advancing, or a panic was recovered.
+var ErrInternal = errors.New("internal error in the simulation")
+
+// Run replays the trace through the router model once per variant. It never
+// panics: an internal failure comes back as an error wrapping ErrInternal.
+func Run(ctx context.Context, o Options) (rep *Report, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rep, err = nil, fmt.Errorf("%w: %v; this is a bug in kubectl-dynamo: please report it with the command line", ErrInternal, p)
+		}
+	}()
 	if o.Deployment == nil {
 		return nil, errors.New("simulate: no deployment")
 	}
@@ -74,14 +133,43 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Speedup == 0 {
 		o.Speedup = 1
 	}
-	if math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0) || o.Speedup <= 0 {
-		return nil, fmt.Errorf("--speedup %v: must be a positive number", o.Speedup)
+	if o.SaturationThreshold == 0 {
+		o.SaturationThreshold = DefaultSaturationThreshold
+	}
+	if !(o.SaturationThreshold > 0 && o.SaturationThreshold <= 1) {
+		return nil, fmt.Errorf("simulate: saturation threshold %v is not a share in (0, 1]", o.SaturationThreshold)
+	}
+	if err := ValidateDuration(o.DurationMs); err != nil {
+		return nil, err
+	}
+	var total int
+	if o.Rate != 0 || o.Progress != nil {
+		// The trace's own rate (--rate) and its length (the first variant's
+		// progress): one read before the variants.
+		st, err := scanTrace(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if o.DurationMs == 0 {
+			total = st.requests
+		}
+		if o.Rate != 0 {
+			sp, err := speedupForRate(o.Rate, st)
+			if err != nil {
+				return nil, err
+			}
+			o.Speedup = sp
+		}
+	}
+	if err := ValidateSpeedup(o.Speedup); err != nil {
+		return nil, err
 	}
 	dep := o.Deployment
 	r := &Report{
 		APIVersion: APIVersion, Kind: Kind,
 		Deployment: dep.Name, Namespace: dep.Namespace,
 		Engine: o.Engine.Info(), Seed: o.Base.Seed, Trace: o.Trace,
+		SaturationThreshold: o.SaturationThreshold, SLOs: o.SLOs,
 	}
 	if o.Snapshot != nil {
 		r.Context = o.Snapshot.Context
@@ -90,12 +178,33 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.DomainKey = dep.Policy.Domain
 	}
 	r.Trace.Speedup = o.Speedup
+	r.Trace.TargetRate, r.Trace.DurationLimitMs = o.Rate, o.DurationMs
 	variants := append([]Variant{{Spec: "as deployed"}}, o.Variants...)
+	// Every variant's plan first: a what-if that cannot apply, or that
+	// changes nothing, is an error before anything is replayed.
+	deps := make([]*model.Deployment, len(variants))
+	plans := make([]*explain.Plan, len(variants))
+	notes := make([][]string, len(variants))
 	for i, v := range variants {
-		vr, st, err := runVariant(ctx, o, i, len(variants), v)
+		d, plan, err := v.plan(o)
 		if err != nil {
 			return nil, variantErr(i, v, err)
 		}
+		deps[i], plans[i] = d, plan
+		if i > 0 {
+			if notes[i], err = v.check(dep, plans[0], plan); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, v := range variants {
+		vr, st, err := runVariant(ctx, o, i, len(variants), v, deps[i], plans[i], total)
+		if err != nil {
+			return nil, variantErr(i, v, err)
+		}
+		plans[i], deps[i] = nil, nil // each plan runs once (the run changes its loads)
+		vr.Notes = notes[i]
+		total = st.requests
 		if i == 0 {
 			r.Model = st.plan.Model()
 			r.Dynamo = st.plan.Dynamo()
@@ -103,6 +212,18 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			r.Trace.RouterBlockSize = st.plan.BlockSize()
 			r.Trace.DurationMs = st.end
 			r.Trace.InputTokens, r.Trace.OutputTokens = st.inTokens, st.outTokens
+			r.Trace.SpanMs = st.lastArrival
+			r.Trace.Warnings = st.traceWarnings
+			if sec := st.lastArrival / 1000; sec > 0 {
+				r.Trace.RequestRate = float64(st.requests) / sec
+				r.Trace.PromptTokensPerSecond = float64(st.inTokens) / sec
+				r.Trace.OutputTokensPerSecond = float64(st.outTokens) / sec
+			}
+			r.KvCapacity = st.capacity
+			for i := range r.KvCapacity {
+				c := &r.KvCapacity[i]
+				c.Modelled = c.Role != string(model.RoleDecode) || vr.DecodeCachesModelled
+			}
 			r.Assumptions = append(r.Assumptions, st.assumptions...)
 		}
 		r.Variants = append(r.Variants, vr)
@@ -143,6 +264,12 @@ type unit struct {
 	decVer  uint64
 
 	inDecode int
+
+	// prefills and decodes say which stages the unit serves (Saturation);
+	// prefillTokens and decodeTokens are the work it did: prompt tokens
+	// prefilled (not held by its cache) and output tokens decoded.
+	prefills, decodes           bool
+	prefillTokens, decodeTokens float64
 }
 
 type workerStat struct {
@@ -165,6 +292,7 @@ type req struct {
 	local    []routecore.LocalBlockHash
 	pre, dec *unit
 	hit      int // blocks the serving worker's cache held
+	dom      int // the serving worker's domain (SLO breaches, TTFT per domain)
 	crossDom bool
 	wasted   bool // the decode hop failed after the prefill ran
 	firstTok float64
@@ -258,9 +386,13 @@ type state struct {
 	dLevels           [][2]level
 	ser               *series
 
-	ev     eventHeap
-	evSeq  uint64
-	now    float64
+	ev    eventHeap
+	evSeq uint64
+	now   float64
+	// still counts the events processed since virtual time last advanced
+	// (the progress guard); err is the first engine time out of range.
+	still  uint64
+	err    error
 	nextID uint64
 	events uint64 // KV event ids
 
@@ -272,18 +404,41 @@ type state struct {
 	end                 float64
 	assumptions         []string
 	evicted             []routecore.SequenceHash
+	// lastArrival is the latest arrival so far (virtual ms; the first is 0).
+	lastArrival float64
+	capacity    []PoolCapacity
+	// refusedPrefillTokens is the prompt tokens of the requests the prefill
+	// hop refused (Saturation).
+	refusedPrefillTokens float64
+	traceWarnings        []string
+	// stopAbove, when not negative, ends the run once more requests than it
+	// have failed (errWorse): a search candidate that cannot win.
+	stopAbove int
+	// breaches counts each SLO's breaches; domBreaches per domain, domReqs
+	// the requests landing in each domain (served there, or failed after a
+	// prefill pick there), domTTFT their first-token times.
+	breaches    []int
+	domBreaches [][]int
+	domReqs     []int
+	domTTFT     []hist
 }
 
-func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantResult, *state, error) {
+// plan applies the variant to the deployment and plans its routing.
+func (v Variant) plan(o Options) (*model.Deployment, *explain.Plan, error) {
 	dep, eo, err := v.apply(o.Deployment, o.Base)
 	if err != nil {
-		return VariantResult{}, nil, err
+		return nil, nil, err
 	}
 	plan, err := explain.NewPlan(explain.Input{Snapshot: o.Snapshot, Deployment: dep, Options: eo})
 	if err != nil {
-		return VariantResult{}, nil, err
+		return nil, nil, err
 	}
+	return dep, plan, nil
+}
+
+func runVariant(ctx context.Context, o Options, vi, nv int, v Variant, dep *model.Deployment, plan *explain.Plan, total int) (VariantResult, *state, error) {
 	s := newState(o, plan, dep, v)
+	var err error
 	tr, err := o.Open()
 	if err != nil {
 		return VariantResult{}, nil, err
@@ -307,7 +462,17 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 		if at < s.now {
 			at = s.now // arrivals out of order are taken when they are read
 		}
-		s.advance(at)
+		if o.DurationMs > 0 && at > o.DurationMs {
+			break
+		}
+		if !(at <= MaxVirtualMs) {
+			return VariantResult{}, nil, fmt.Errorf("trace request %d arrives %s after the first at --speedup %g, past the simulator's horizon of %s of virtual time: raise --speedup, or replay less of the trace (--max-requests)",
+				s.requests+1, fmtVirtual(at), o.Speedup, fmtVirtual(MaxVirtualMs))
+		}
+		if err := s.advance(at); err != nil {
+			return VariantResult{}, nil, err
+		}
+		s.lastArrival = at
 		if err := s.arrive(tq, at, vi); err != nil {
 			return VariantResult{}, nil, err
 		}
@@ -316,19 +481,24 @@ func runVariant(ctx context.Context, o Options, vi, nv int, v Variant) (VariantR
 				return VariantResult{}, nil, err
 			}
 			if o.Progress != nil {
-				o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now})
+				o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, Total: total, VirtualMs: s.now})
 			}
 		}
 	}
 	if s.requests == 0 {
 		return VariantResult{}, nil, ErrNoTrace
 	}
-	s.advance(math.Inf(1))
+	if w, ok := tr.(trace.Warner); ok {
+		s.traceWarnings = w.Warnings()
+	}
+	if err := s.advance(math.Inf(1)); err != nil {
+		return VariantResult{}, nil, err
+	}
 	if testHookEnd != nil {
 		testHookEnd(s)
 	}
 	if o.Progress != nil {
-		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, VirtualMs: s.now, Done: true})
+		o.Progress(Progress{Variant: v.name(), VariantIndex: vi, Variants: nv, Requests: s.requests, Total: total, VirtualMs: s.now, Done: true})
 	}
 	vr := s.result()
 	return vr, s, nil
@@ -350,6 +520,10 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 		domainIdx: map[string]int{}, fail: map[[2]string]*FailureCount{},
 	}
 	s.vr = VariantResult{Name: v.name(), Changes: v.Changes}
+	s.stopAbove = -1
+	if o.bounded {
+		s.stopAbove = o.stopAbove
+	}
 	ri := plan.Router()
 	s.vr.RouterMode = ri.Mode
 	if ri.Policy != nil {
@@ -390,14 +564,16 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 				}
 			}
 			start, end := w.Runtime.DpRange()
-			capacity := o.Engine.KvCapacityBlocks
+			capacity, source := o.Engine.KvCapacityBlocks, o.Engine.KvCapacitySource
 			if w.Runtime.TotalKvBlocks != nil && *w.Runtime.TotalKvBlocks > 0 {
-				capacity = *w.Runtime.TotalKvBlocks
+				capacity, source = *w.Runtime.TotalKvBlocks, KvSourceCards
 			}
+			s.addCapacity(string(m.Role), capacity, cmp.Or(source, KvSourceDefault), int(end-start))
 			gpus := float64(max(m.Pod.GPUs, 1)) / float64(max(end-start, 1))
 			for r := start; r < end; r++ {
 				k := routecore.WorkerWithDpRank{WorkerID: w.ID, DpRank: r}
-				u := &unit{key: k, worker: wi, gpus: max(gpus, 1), cache: newLRU(capacity)}
+				u := &unit{key: k, worker: wi, gpus: max(gpus, 1), cache: newLRU(capacity),
+					prefills: p == 0 || len(prefill) == 0 || ri.Config.ConditionalDisaggEnabled, decodes: p == 1}
 				s.units[k] = u
 				s.workers[wi].units = append(s.workers[wi].units, u)
 				s.base[k] = w.Loads[r]
@@ -414,6 +590,13 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 		s.assumptions = append(s.assumptions, fmt.Sprintf("the loads observed at the start (%d worker rank(s) with load) stay as constant background load throughout, as traffic the trace does not contain; --assume-idle starts every worker idle", busy))
 	}
 	s.dLevels = make([][2]level, len(s.domains))
+	s.breaches = make([]int, len(o.SLOs))
+	s.domBreaches = make([][]int, len(s.domains))
+	for d := range s.domBreaches {
+		s.domBreaches[d] = make([]int, len(o.SLOs))
+	}
+	s.domReqs = make([]int, len(s.domains))
+	s.domTTFT = make([]hist, len(s.domains))
 	s.ser = newSeries(len(s.domains), 1000)
 	if len(o.KV) > 0 && s.useIdx {
 		s.seedCache(o.KV)
@@ -422,6 +605,19 @@ func newState(o Options, plan *explain.Plan, dep *model.Deployment, v Variant) *
 		s.assumptions = append(s.assumptions, "the router runs in approximate mode (use_kv_events=false): its index is fed from its own routing decisions, not from KV events; router_ttl_secs expiry is not modelled, evictions follow the engine model")
 	}
 	return s
+}
+
+// addCapacity counts a worker of role with ranks dp ranks of capacity
+// blocks each, from source, in the report's per-pool capacities.
+func (s *state) addCapacity(role string, blocks uint64, source string, ranks int) {
+	for i := range s.capacity {
+		if c := &s.capacity[i]; c.Role == role && c.BlocksPerRank == blocks && c.Source == source {
+			c.Workers++
+			c.Ranks += ranks
+			return
+		}
+	}
+	s.capacity = append(s.capacity, PoolCapacity{Role: role, BlocksPerRank: blocks, Workers: 1, Ranks: ranks, Source: source})
 }
 
 func (s *state) domain(v string) int {
@@ -473,15 +669,39 @@ func (s *state) seedCache(sets []explain.EventSet) {
 }
 
 func (s *state) push(e event) {
+	if !(e.t <= MaxVirtualMs) { // +Inf and NaN too
+		if s.err == nil {
+			s.err = fmt.Errorf("the engine model's timings take a request past the simulator's horizon of %s of virtual time (an event at %s): check --engine-profile's figures and the trace's lengths", fmtVirtual(MaxVirtualMs), fmtVirtual(e.t))
+		}
+		return
+	}
 	s.evSeq++
 	e.seq = s.evSeq
 	heap.Push(&s.ev, e)
 }
 
-// advance processes every event up to time t.
-func (s *state) advance(t float64) {
+// stallLimit is how many events may be processed without virtual time
+// advancing before the loop is declared stuck: each request puts a handful
+// of events at one instant at most (prefill done, decode start, decode
+// done, the stale events their reschedules leave), so a legitimate burst
+// stays far below it.
+func (s *state) stallLimit() uint64 { return 1024 + 16*uint64(s.requests) }
+
+// advance processes every event up to time t. It fails when an engine time
+// left the horizon, and when the loop stops advancing: more than stallLimit
+// events at one instant mean an event keeps rescheduling itself at the time
+// it runs, which would never end.
+func (s *state) advance(t float64) error {
 	for len(s.ev) > 0 && s.ev[0].t <= t {
+		if s.err != nil {
+			return s.err
+		}
 		e := heap.Pop(&s.ev).(event)
+		if e.t > s.now {
+			s.still = 0
+		} else if s.still++; s.still > s.stallLimit() {
+			return fmt.Errorf("%w: virtual time stopped advancing at %s (%d events without time passing); this is a bug in kubectl-dynamo's engine model: please report it with the command line", ErrInternal, fmtVirtual(s.now), s.still)
+		}
 		s.now = max(s.now, e.t)
 		switch e.kind {
 		case evPrefillDone:
@@ -494,9 +714,25 @@ func (s *state) advance(t float64) {
 			}
 		}
 	}
+	if s.err != nil {
+		return s.err
+	}
 	if !math.IsInf(t, 1) {
 		s.now = max(s.now, t)
 	}
+	return nil
+}
+
+// fmtVirtual formats virtual milliseconds for messages.
+func fmtVirtual(ms float64) string {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) || ms > 1e15 {
+		return fmt.Sprintf("%g ms", ms)
+	}
+	d := time.Duration(ms * float64(time.Millisecond)).Round(time.Second)
+	if days := d / (24 * time.Hour); days > 0 {
+		return fmt.Sprintf("%dd%s", days, (d % (24 * time.Hour)).String())
+	}
+	return d.String()
 }
 
 // refreshLoads writes the ledger's view of every changed worker into the
@@ -527,14 +763,12 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 		s.failed(r, "request", "EmptyPrompt", "the trace request has no tokens", -1)
 		return nil
 	}
-	blocks, err := routecore.ComputeBlocks(tq.Tokens, s.bs, routecore.HashOptions{Eagle: s.eagle})
+	n := routecore.BlockCount(len(tq.Tokens), s.bs, s.eagle)
+	var err error
+	r.seq, r.local, err = routecore.BlockHashes(tq.Tokens, s.bs, routecore.HashOptions{Eagle: s.eagle},
+		make([]routecore.SequenceHash, 0, n), make([]routecore.LocalBlockHash, 0, n))
 	if err != nil {
 		return fmt.Errorf("trace request %d: %w", r.idx+1, err)
-	}
-	r.seq = make([]routecore.SequenceHash, len(blocks))
-	r.local = make([]routecore.LocalBlockHash, len(blocks))
-	for i, b := range blocks {
-		r.seq[i], r.local[i] = b.SequenceHash, b.LocalHash
 	}
 	rq := routecore.Request{ISL: r.isl, BlockSize: s.bs}
 	var matches routecore.TieredMatches
@@ -615,6 +849,8 @@ func (s *state) arrive(tq trace.Request, at float64, vi int) error {
 	s.vr.CachedBlocks += uint64(r.hit)
 	s.workers[serve.worker].picks++
 	sd := s.workers[serve.worker].domain
+	r.dom = sd
+	s.domReqs[sd]++
 	b := s.ser.at(at)
 	b.routed[sd]++
 	if pre != nil {
@@ -787,6 +1023,14 @@ func outcome(d explain.CoreDecision) (pre, dec *routecore.WorkerWithDpRank, mode
 
 func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 	s.vr.Failed++
+	if s.stopAbove >= 0 && s.vr.Failed > s.stopAbove && s.err == nil {
+		// A candidate of the search (Recommend) already worse than the best.
+		s.err = errWorse
+	}
+	if stage == routecore.StagePrefill {
+		// Load the prefill pool was offered and did not take.
+		s.refusedPrefillTokens += float64(r.isl)
+	}
 	k := [2]string{stage, kind}
 	fc := s.fail[k]
 	if fc == nil {
@@ -794,11 +1038,32 @@ func (s *state) failed(r *req, stage, kind, msg string, preDom int) {
 		s.fail[k] = fc
 	}
 	fc.Count++
+	// A failed request never gets a first token: it misses every objective.
+	for i := range s.breaches {
+		s.breaches[i]++
+		if preDom >= 0 {
+			s.domBreaches[preDom][i]++
+		}
+	}
 	if preDom >= 0 {
+		s.domReqs[preDom]++
 		s.vrDomain(preDom).Failed++
 		s.ser.at(r.arrival).failed[preDom]++
+	} else {
+		s.vr.NoDomainFailed++
+		s.ser.at(r.arrival).noDomainFailed++
 	}
 	s.end = max(s.end, r.arrival)
+}
+
+// checkSLOs counts a routed request's breaches of the objectives on metric.
+func (s *state) checkSLOs(metric string, r *req, ms float64) {
+	for i, o := range s.o.SLOs {
+		if o.Metric == metric && ms > o.TargetMs {
+			s.breaches[i]++
+			s.domBreaches[r.dom][i]++
+		}
+	}
 }
 
 // --- engine model ---------------------------------------------------------
@@ -841,6 +1106,7 @@ func (s *state) startPrefill(u *unit) {
 	// prefix finished): the engine reuses what it holds now.
 	hit := u.cache.prefix(r.seq)
 	newTokens := max(r.isl-hit*s.bs, 0)
+	u.prefillTokens += float64(newTokens)
 	ms := float64(newTokens) / (s.eng.PrefillTokensPerSecondPerGPU * u.gpus) * 1000
 	s.push(event{t: s.now + ms, kind: evPrefillDone, u: u, r: r})
 }
@@ -936,20 +1202,47 @@ func (s *state) decodeStart(u *unit, r *req) {
 	s.dirty[u.key] = true
 	s.decAdvance(u)
 	s.bump(u, 0, 1)
+	u.decodeTokens += float64(r.osl)
 	heap.Push(&u.decHeap, decEntry{target: u.decG + float64(r.osl), r: r})
 	r.firstTok = s.now + s.eng.stepMs(u.decHeap.Len())
 	s.ttft.add(r.firstTok - r.arrival)
+	s.domTTFT[r.dom].add(r.firstTok - r.arrival)
+	s.checkSLOs(MetricTTFT, r, r.firstTok-r.arrival)
 	s.decReschedule(u)
+}
+
+// testHookDoneTol, set by tests, replaces doneTol.
+var testHookDoneTol func(s *state, u *unit) float64
+
+// doneTol is how many tokens short of its target a sequence may be and still
+// count as finished: at least 1e-9, and no less than what the clock can
+// resolve at now (a few ulps of now, in tokens) and what the token counter
+// decG can (a few of its ulps). With a fixed 1e-9 the remaining time of a
+// sequence fell below the clock's precision once virtual time passed about
+// 1.5 days (at the default step), and its completion was scheduled at the
+// same instant forever.
+func (s *state) doneTol(u *unit) float64 {
+	if testHookDoneTol != nil {
+		return testHookDoneTol(s, u)
+	}
+	return max(1e-9, 4*ulp(s.now)/s.eng.stepMs(u.decHeap.Len()), 4*ulp(u.decG))
+}
+
+func ulp(x float64) float64 {
+	x = math.Abs(x)
+	return math.Nextafter(x, math.Inf(1)) - x
 }
 
 func (s *state) decodeDone(u *unit) {
 	s.decAdvance(u)
-	for u.decHeap.Len() > 0 && u.decHeap[0].target <= u.decG+1e-9 {
+	tol := s.doneTol(u)
+	for u.decHeap.Len() > 0 && u.decHeap[0].target <= u.decG+tol {
 		e := heap.Pop(&u.decHeap).(decEntry)
 		s.bump(u, 0, -1)
 		_ = s.ledger.Free(e.r.id*2 + 1)
 		s.dirty[u.key] = true
 		s.e2e.add(s.now - e.r.arrival)
+		s.checkSLOs(MetricE2E, e.r, s.now-e.r.arrival)
 		s.end = max(s.end, s.now)
 	}
 	s.decReschedule(u)

@@ -6,24 +6,38 @@ import (
 )
 
 // hist is a bounded histogram of positive values (milliseconds) in
-// logarithmic buckets 1% wide, so that percentiles need memory bounded by the
-// value range, not by the request count. Mean and max are exact.
+// logarithmic buckets 0.1 % wide, each holding its count and the sum of its
+// values, so that percentiles need memory bounded by the value range (at most
+// about 32,000 buckets from 1 µs to the horizon), not by the request count. A
+// percentile is the mean of the values in the bucket its rank falls in: within
+// 0.1 % of the exact value, and exact when the bucket holds one distinct
+// value. (Buckets 1 % wide, reported by their middle, made the p50s of two
+// stages a few seconds apart at half an hour identical to the millisecond.)
+// Mean and max are exact.
 type hist struct {
-	counts map[int32]int
+	counts map[int32]histBucket
 	n      int
 	sum    float64
 	max    float64
 	zeros  int
 }
 
-const histBase = 1.01
+type histBucket struct {
+	n   int
+	sum float64
+}
+
+// histBase is the ratio of a bucket's upper bound to its lower one.
+const histBase = 1.001
+
+var logHistBase = math.Log(histBase)
 
 func (h *hist) add(v float64) {
 	if math.IsNaN(v) || v < 0 {
 		v = 0
 	}
 	if h.counts == nil {
-		h.counts = map[int32]int{}
+		h.counts = map[int32]histBucket{}
 	}
 	h.n++
 	h.sum += v
@@ -32,7 +46,11 @@ func (h *hist) add(v float64) {
 		h.zeros++
 		return
 	}
-	h.counts[int32(math.Floor(math.Log(v)/math.Log(histBase)))]++
+	k := int32(math.Floor(math.Log(v) / logHistBase))
+	b := h.counts[k]
+	b.n++
+	b.sum += v
+	h.counts[k] = b
 }
 
 func (h *hist) percentiles() Percentiles {
@@ -52,10 +70,11 @@ func (h *hist) percentiles() Percentiles {
 			return 0
 		}
 		for _, k := range keys {
-			seen += h.counts[k]
+			b := h.counts[k]
+			seen += b.n
 			if seen >= rank {
-				// the bucket's geometric middle, never above the exact max
-				return min(math.Pow(histBase, float64(k)+0.5), h.max)
+				// the mean of the bucket's values, never above the exact max
+				return min(b.sum/float64(b.n), h.max)
 			}
 		}
 		return h.max
@@ -122,6 +141,7 @@ type series struct {
 
 type bucket struct {
 	routed, failed []int
+	noDomainFailed int
 	prefill        []float64 // load × ms
 	decode         []float64
 }
@@ -155,6 +175,7 @@ func (s *series) merge() {
 		b := s.buckets[i]
 		if i+1 < len(s.buckets) {
 			c := s.buckets[i+1]
+			b.noDomainFailed += c.noDomainFailed
 			for d := range b.routed {
 				b.routed[d] += c.routed[d]
 				b.failed[d] += c.failed[d]
@@ -193,7 +214,7 @@ func (s *series) area(d int, decode bool, v int, t0, t1 float64) {
 func (s *series) result() Series {
 	out := Series{BucketMs: s.width, Buckets: make([]SeriesPoint, len(s.buckets))}
 	for i, b := range s.buckets {
-		p := SeriesPoint{StartMs: float64(i) * s.width, Domains: make([]DomainPoint, s.domains)}
+		p := SeriesPoint{StartMs: float64(i) * s.width, Domains: make([]DomainPoint, s.domains), NoDomainFailed: b.noDomainFailed}
 		for d := range s.domains {
 			p.Domains[d] = DomainPoint{Routed: b.routed[d], Failed: b.failed[d], PrefillLoad: b.prefill[d] / s.width, DecodeLoad: b.decode[d] / s.width}
 		}

@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,9 @@ type AddWorkers struct {
 	Value string
 }
 
-// maxAdded bounds decode+N: a variant cannot add more workers than this.
+// maxAdded bounds decode+N: a variant cannot add more workers than this, in
+// all its clauses together (each added worker is a clone the simulation
+// keeps: 100 clauses of decode+1000 were 100,000 workers and 1.9 GB).
 const maxAdded = 1000
 
 // VariantKeys lists the accepted variant keys, for messages and docs.
@@ -76,6 +79,9 @@ func ParseVariant(spec string) (Variant, error) {
 			count, err := strconv.Atoi(strings.TrimSpace(n))
 			if !ok || err != nil || count < 1 || count > maxAdded || strings.TrimSpace(val) == "" {
 				return v, bad(part, fmt.Sprintf("is not ROLE+N@VALUE with 1 ≤ N ≤ %d, e.g. decode+2@us-east-1c", maxAdded))
+			}
+			if added := v.added() + count; added > maxAdded {
+				return v, fmt.Errorf("--variant %q adds %d workers in all: a variant adds at most %d, in all its ROLE+N@VALUE clauses together; split it into several variants", spec, added, maxAdded)
 			}
 			v.Add = append(v.Add, AddWorkers{Role: role, Count: count, Value: strings.TrimSpace(val)})
 			v.Changes = append(v.Changes, fmt.Sprintf("%d more %s worker(s) in %s", count, role, strings.TrimSpace(val)))
@@ -174,6 +180,15 @@ func ParseVariant(spec string) (Variant, error) {
 		return v, fmt.Errorf("--variant %q changes nothing: give one or more of %s", spec, VariantKeys)
 	}
 	return v, nil
+}
+
+// added is the number of workers the variant adds so far.
+func (v Variant) added() int {
+	n := 0
+	for _, a := range v.Add {
+		n += a.Count
+	}
+	return n
 }
 
 func cutAdd(part string) (model.Role, string, bool) {
@@ -296,4 +311,139 @@ func template(dep *model.Deployment, role model.Role, value string) *model.Worke
 		}
 	}
 	return first
+}
+
+// check compares the variant with the deployment as it is, before anything
+// is replayed: the what-ifs that change nothing (a preferred weight where no
+// prefill worker runs preferred enforcement, an enforcement or a router mode
+// the deployment already has) and the domain values an added worker makes
+// new. A variant all of whose what-ifs change nothing is an error (it would
+// replay the deployment as it is under another name); otherwise each is a
+// note, as is a new domain value (allowed: it models a new zone).
+func (v Variant) check(dep *model.Deployment, base, plan *explain.Plan) ([]string, error) {
+	var notes, noops []string
+	// The prefill workers' effective enforcement, as deployed and in the variant.
+	enforcements := func(p *explain.Plan) map[routecore.KvTransferEnforcement]int {
+		out := map[routecore.KvTransferEnforcement]int{}
+		prefill, _ := p.Pools()
+		for _, w := range prefill {
+			e := w.Runtime.KvTransferEnforcement
+			if w.Runtime.KvTransferDomain == "" {
+				e = routecore.EnforcementNone
+			}
+			out[e]++
+		}
+		return out
+	}
+	describe := func(m map[routecore.KvTransferEnforcement]int) string {
+		var parts []string
+		for _, e := range []routecore.KvTransferEnforcement{routecore.EnforcementRequired, routecore.EnforcementPreferred, routecore.EnforcementNone} {
+			if n := m[e]; n > 0 {
+				name := string(e)
+				if e == routecore.EnforcementNone {
+					name = "no topology-aware transfer"
+				}
+				parts = append(parts, fmt.Sprintf("%d %s", n, name))
+			}
+		}
+		if len(parts) == 0 {
+			return "there is no prefill worker"
+		}
+		return "they run " + strings.Join(parts, ", ")
+	}
+	before, after := enforcements(base), enforcements(plan)
+	if v.Knobs.PreferredWeight != nil && after[routecore.EnforcementPreferred] == 0 {
+		noops = append(noops, fmt.Sprintf("weight=%g changes nothing: the preferred weight applies to prefill workers under preferred enforcement, and none is (%s); add enforcement=preferred to the variant",
+			*v.Knobs.PreferredWeight, describe(after)))
+	}
+	if e := v.Knobs.Enforcement; e != nil {
+		want := routecore.KvTransferEnforcement(*e)
+		if *e == explain.EnforcementOff {
+			want = routecore.EnforcementNone
+		}
+		switch {
+		case len(before) == 0:
+			noops = append(noops, fmt.Sprintf("enforcement=%s changes nothing: the deployment has no prefill worker", *e))
+		case len(before) == 1 && before[want] > 0:
+			noops = append(noops, fmt.Sprintf("enforcement=%s changes nothing: every prefill worker already runs it", *e))
+		}
+	}
+	if m := v.Knobs.RouterMode; m != nil {
+		if mode, known := base.Mode(); known && mode == *m {
+			noops = append(noops, fmt.Sprintf("router-mode=%s changes nothing: the frontend already runs it", *m))
+		}
+	}
+	if len(v.Add) > 0 {
+		values := map[string]bool{}
+		var list []string
+		for _, w := range dep.Workers {
+			if val := w.Domain.Effective(); val != "" && !values[val] {
+				values[val] = true
+				list = append(list, val)
+			}
+		}
+		slices.Sort(list)
+		key := "domain"
+		if dep.Policy != nil && dep.Policy.Domain != "" {
+			key = dep.Policy.Domain
+		}
+		for _, a := range v.Add {
+			switch {
+			case dep.Policy == nil || dep.Policy.Domain == "":
+				notes = append(notes, fmt.Sprintf("%s+%d@%s: %s has no transfer domain, so %s only names the added workers", a.Role, a.Count, a.Value, dep.Key(), a.Value))
+			case !values[a.Value]:
+				notes = append(notes, fmt.Sprintf("%s+%d@%s: %s is a new %s value (the deployment's are %s): the added workers form a %s of their own; check the spelling if you meant an existing one",
+					a.Role, a.Count, a.Value, a.Value, key, strings.Join(list, ", "), key))
+			}
+		}
+	}
+	if len(noops) > 0 && len(noops) == len(v.Changes) {
+		why := make([]string, len(noops))
+		for i, n := range noops {
+			why[i] = strings.Replace(n, " changes nothing:", ":", 1)
+		}
+		return nil, &explain.InputError{Msg: fmt.Sprintf("--variant %q changes nothing — %s", v.Spec, strings.Join(why, "; ")),
+			Hint: "Each variant must change something the deployment does not already do (" + VariantKeys + ")"}
+	}
+	return append(noops, notes...), nil
+}
+
+// Deployment is the deployment as the variant changes it, for an export to a
+// simulator that reads a deployment but not kubectl-dynamo's what-ifs
+// (DynoSim): its added workers, without the workers it excludes or takes
+// down in the transfer domain. knobs are its router settings; notes say what
+// of it the deployment cannot carry (enforcement and weight, a Dynamo
+// release, a domain down by another label).
+func (v Variant) Deployment(dep *model.Deployment) (*model.Deployment, explain.Knobs, []string, error) {
+	out, _, err := v.apply(dep, explain.Options{})
+	if err != nil {
+		return nil, v.Knobs, nil, err
+	}
+	var notes []string
+	d := *out
+	d.Workers = nil
+	down := map[string]bool{}
+	for _, val := range v.downValues {
+		down[val] = true
+	}
+	for _, dv := range v.DomainDown {
+		if dep.Policy != nil && dv.Key == dep.Policy.Domain {
+			down[dv.Value] = true
+		} else {
+			notes = append(notes, fmt.Sprintf("down=%s=%s: the workers of a node or pod label's value are not taken out of the export", dv.Key, dv.Value))
+		}
+	}
+	for _, w := range out.Workers {
+		if slices.Contains(v.ExcludeWorkers, w.Pod) || down[w.Domain.Effective()] {
+			continue
+		}
+		d.Workers = append(d.Workers, w)
+	}
+	if v.Knobs.Enforcement != nil || v.Knobs.PreferredWeight != nil {
+		notes = append(notes, "the variant's transfer enforcement and preferred weight have no DynoSim counterpart (it models no topology)")
+	}
+	if v.DynamoVersion != "" {
+		notes = append(notes, "dynamo-version="+v.DynamoVersion+": DynoSim simulates its own Dynamo release")
+	}
+	return &d, v.Knobs, notes, nil
 }

@@ -10,7 +10,8 @@
 // guard and the cluster read preflight needs), etcd, frontend (also the
 // on-demand route inputs explain-route uses: /tokenize, the placements
 // snapshot, a standalone indexer's /query), capture (capture files, read and
-// written), watch (live updates for the dashboard and topology --watch),
+// written), manifest (manifest files with the line of each object and field,
+// for preflight), watch (live updates for the dashboard and topology --watch),
 // redact (what a capture or an error may not carry) and iolimit (bounded
 // reads shared by them). Sources return raw objects; pkg/build makes the
 // model. Nothing under pkg/explain, pkg/simulate, pkg/preflight or pkg/tui

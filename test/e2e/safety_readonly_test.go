@@ -77,6 +77,10 @@ func TestSafetyReadOnlyEveryCommand(t *testing.T) {
 		{[]string{"dynamo", "explain-route", "qwen3-32b", "-n", "serving", "--prompt", explainPrompt, "--frontend-url", fe.URL, "-o", "json"}, []int{2}, "NoEndpoints"},
 		{[]string{"dynamo", "explain-route", "qwen3-32b", "-n", "serving", "--prompt", explainPrompt, "--frontend-url", fe.URL, "--indexer-url", fe.URL, "-o", "yaml"}, []int{0, 2}, "kind: RouteExplanation"},
 		{[]string{"dynamo", "explain-route", "deepseek-r1", "-n", "research", "--prompt", explainPrompt, "--etcd-endpoints", discovery.Endpoint, "--frontend-url", deepseek.URL}, []int{0, 2}, "deepseek-r1"},
+		// pods/log through the API server (no kubelet answers here: a note, and
+		// the request is still only a GET).
+		{[]string{"dynamo", "audit-routes", "qwen3-32b", "-n", "serving", "--frontend-url", fe.URL, "-o", "json"}, []int{0}, `"kind": "RouteAudit"`},
+		{[]string{"dynamo", "capture", "-n", "serving", "--frontend-url", fe.URL, "--logs", "-o", "json"}, []int{0}, `"kind": "List"`},
 		{[]string{"dynamo", "hash", "--tokens", "1,2,3,4,5,6,7,8", "--block-size", "4"}, []int{0}, "4945711292740353085"},
 		{[]string{"dynamo", "version", "-o", "json"}, []int{0}, "v0.0.0-e2e"},
 		{[]string{"__complete", "dynamo", "topology", "-n", "serving", ""}, []int{0}, "qwen3-32b"},

@@ -43,6 +43,12 @@ type Options struct {
 	Sources  cmdutil.SourceFlags
 	ExitZero bool
 
+	// RequestID shows the router's logged decisions of that request beside
+	// the model's (--request-id), from the Logs files (--logs) or the
+	// capture's router log excerpt.
+	RequestID string
+	Logs      []string
+
 	// The request.
 	Prompt             string
 	PromptFile         string
@@ -183,6 +189,8 @@ random pick), 1 error.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&o.FromFile, "from-file", "f", "", "Read a capture file (kubectl dynamo capture) instead of the cluster; - for stdin")
 	fl.BoolVar(&o.ExitZero, "exit-zero", false, "Exit 0 even when the request is predicted to fail (report only)")
+	fl.StringVar(&o.RequestID, "request-id", "", "Explain a request the router logged: its decisions (from --logs, or a capture's router log excerpt) beside the model's, and why it picked its workers")
+	fl.StringArrayVar(&o.Logs, "logs", nil, "With --request-id: the frontend's log (a file, plain or gzip, or - for stdin); repeat for several replicas")
 
 	fl.StringVar(&o.Prompt, "prompt", "", "The prompt text")
 	fl.StringVar(&o.PromptFile, "prompt-file", "", "Read the prompt text from a file (- for stdin)")
@@ -422,9 +430,21 @@ func (o *Options) Validate() error {
 			given = append(given, f.name)
 		}
 	}
+	if o.RequestID != "" {
+		switch {
+		case len(given) > 0:
+			return cmdutil.FlagErrorf("--request-id explains a request the router logged, whose length and block hashes come from the logs: drop %s", strings.Join(given, " and "))
+		case len(o.Logs) == 0 && o.FromFile == "":
+			return cmdutil.FlagErrorf("--request-id needs the router's logs: give --logs FILE (what kubectl logs prints of the frontend), or --from-file with a capture taken with capture --logs")
+		}
+		return o.Sources.Validate()
+	}
+	if len(o.Logs) > 0 {
+		return cmdutil.FlagErrorf("--logs goes with --request-id: name the logged request to explain (kubectl dynamo audit-routes lists the decisions)")
+	}
 	switch {
 	case len(given) == 0:
-		return cmdutil.FlagErrorf("give the request: --prompt TEXT, --prompt-file FILE, --messages FILE, --tokens IDS or --token-file FILE")
+		return cmdutil.FlagErrorf("give the request: --prompt TEXT, --prompt-file FILE, --messages FILE, --tokens IDS or --token-file FILE, or --request-id ID with --logs FILE for a logged one")
 	case len(given) > 1:
 		return cmdutil.FlagErrorf("%s cannot be combined: give the request one way", strings.Join(given, " and "))
 	}
@@ -461,6 +481,9 @@ func (o *Options) Run(ctx context.Context) error {
 		ctx = context.Background()
 	}
 	defer cmdutil.TuneGCForOneShot(cmdutil.GCReport)()
+	if o.RequestID != "" {
+		return o.runTrace(ctx)
+	}
 	b, err := o.load(ctx)
 	if err != nil {
 		return err
@@ -658,7 +681,7 @@ func (o *Options) stdinOnce() error {
 	for _, f := range []struct{ flag, value, stdin string }{
 		{"--from-file", o.FromFile, "-"}, {"--prompt-file", o.PromptFile, "-"}, {"--messages", o.MessagesFile, "-"},
 		{"--token-file", o.TokenFile, "-"}, {"--routing-constraints", o.RoutingConstraints, "@-"},
-		{"--router-config-override", o.RequestOverride, "@-"},
+		{"--router-config-override", o.RequestOverride, "@-"}, {"--logs", logsStdin(o.Logs), "-"},
 	} {
 		if f.value == f.stdin {
 			readers = append(readers, f.flag+" "+f.stdin)

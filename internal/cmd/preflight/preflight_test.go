@@ -40,6 +40,7 @@ func TestPreflightGolden(t *testing.T) {
 		"errors/no-filename":            {"--no-cluster"},
 		"errors/no-dgd":                 {"-f", "internal/cmd/preflight/testdata/upstream/README.md", "--no-cluster"},
 		"errors/both-sources":           {"-f", capacity, "--no-cluster", "--nodes-from", capture},
+		"strict/typos":                  {"-f", "internal/cmd/preflight/testdata/strict/typos.yaml", "--no-cluster"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -120,4 +121,51 @@ func runIn(t *testing.T, stdin string, args ...string) cmdtest.Result {
 	}
 	defer func() { _ = os.Chdir(wd) }()
 	return cmdtest.RunWith(t, cmdtest.Options{Stdin: stdin}, args...)
+}
+
+// TestNodesFromCertainty (issue 30, item 7): a capture holds only the nodes
+// its deployments' pods ran on, so "none of the N nodes can run its pods" is
+// possible against a capture and certain against a full node list (kubectl
+// get nodes -o yaml); a --nodes-from file without a Node is an error (exit 1)
+// that says what to give instead.
+func TestNodesFromCertainty(t *testing.T) {
+	const dir = "internal/cmd/preflight/testdata/nodes/"
+	type finding struct{ ID, Severity, Certainty, Message string }
+	run := func(nodes string) ([]finding, cmdtest.Result) {
+		r := runIn(t, "", "preflight", "-f", dir+"unschedulable.yaml", "--nodes-from", nodes, "-o", "json")
+		var doc struct {
+			Findings []finding `json:"findings"`
+		}
+		if r.ExitCode != 1 {
+			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+				t.Fatalf("%v\n%s%s", err, r.Stdout, r.Stderr)
+			}
+		}
+		return doc.Findings, r
+	}
+	for _, tc := range []struct {
+		name, nodes, certainty, phrase string
+	}{
+		{"a capture", capture, "possible", "none of the 11 nodes the capture holds can run its pods"},
+		{"a full node list", dir + "nodes-list.yaml", "certain", "none of the 2 nodes can run its pods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, r := run(tc.nodes)
+			var got []finding
+			for _, f := range fs {
+				if f.ID == "ReplicasUnschedulable" {
+					got = append(got, f)
+				}
+			}
+			if len(got) != 1 || got[0].Certainty != tc.certainty || !strings.Contains(got[0].Message, tc.phrase) || r.ExitCode != 2 {
+				t.Errorf("want one ReplicasUnschedulable %s containing %q and exit 2, got %+v exit %d", tc.certainty, tc.phrase, got, r.ExitCode)
+			}
+		})
+	}
+	t.Run("no node", func(t *testing.T) {
+		_, r := run(dir + "no-node.yaml")
+		if r.ExitCode != 1 || !strings.Contains(r.Stderr, "holds no Node") || !strings.Contains(r.Stderr, "kubectl get nodes -o yaml") || r.Stdout != "" {
+			t.Errorf("want exit 1 and an error naming the missing Nodes, got exit %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
+		}
+	})
 }

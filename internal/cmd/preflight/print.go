@@ -46,7 +46,16 @@ func (o *Options) print(r *preflight.Report) error {
 				t = ct
 			}
 		}
-		return t.Render(w, o.tableOptions(st))
+		if err := t.Render(w, o.tableOptions(st)); err != nil {
+			return err
+		}
+		// The findings stay: a CI log must say which, not only how many.
+		var b strings.Builder
+		for _, f := range r.Findings {
+			b.WriteString(findingLine(st, f) + "\n")
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s   %s %s\n", st.Bold("Context:"), orDash(r.Context), st.Bold("Nodes:"), nodesLine(r))
@@ -58,7 +67,7 @@ func (o *Options) print(r *preflight.Report) error {
 	for i := range r.Deployments {
 		d := &r.Deployments[i]
 		fmt.Fprintf(&b, "\n%s %s/%s (%s %s)   %s %s   %s %s   %s %s\n\n", st.Bold("Deployment:"), d.Namespace, d.Name, d.APIVersion, d.Source,
-			st.Bold("Policy:"), policyLine(d.Policy), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
+			st.Bold("Policy:"), policyLine(d.Policy, d.PolicyInvalid), st.Bold("Router:"), orDash(d.RouterMode), st.Bold("Dynamo:"), d.Dynamo.Short())
 		if err := flush(); err != nil {
 			return err
 		}
@@ -78,12 +87,7 @@ func (o *Options) print(r *preflight.Report) error {
 	if len(r.Findings) > 0 {
 		b.WriteString("\n" + st.Bold("Findings:") + "\n")
 		for _, f := range r.Findings {
-			where := f.Namespace + "/" + f.Deployment
-			if f.Domain != "" {
-				where += " " + f.Domain
-			}
-			fmt.Fprintf(&b, "%s %s (%s)  %s  %s\n", st.Severity(f.Severity, cmdutil.SeveritySymbol(f.Severity)+" "+string(f.Severity)),
-				st.Bold(f.ID), f.Certainty, where, f.Message)
+			b.WriteString(findingLine(st, f) + "\n")
 			if f.Hint != "" {
 				fmt.Fprintf(&b, "    fix: %s\n", f.Hint)
 			}
@@ -107,12 +111,42 @@ func (o *Options) print(r *preflight.Report) error {
 	return flush()
 }
 
+// findingLine is one finding on one line: severity, id, certainty, the
+// deployment (and domain value), file:line, message.
+func findingLine(st style, f preflight.Finding) string {
+	where := f.Namespace + "/" + f.Deployment
+	if f.Domain != "" {
+		where += " " + f.Domain
+	}
+	if loc := location(f); loc != "" {
+		where += "  " + loc
+	}
+	return fmt.Sprintf("%s %s (%s)  %s  %s", st.Severity(f.Severity, cmdutil.SeveritySymbol(f.Severity)+" "+string(f.Severity)),
+		st.Bold(f.ID), f.Certainty, where, f.Message)
+}
+
+// location is "file:line" ("file" when the line is unknown, "" without a
+// file).
+func location(f preflight.Finding) string {
+	switch {
+	case f.File == "":
+		return ""
+	case f.Line > 0:
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	return f.File
+}
+
 func nodesLine(r *preflight.Report) string {
 	c := r.Cluster
 	if c == nil {
 		return "none (manifests checked only)"
 	}
-	return fmt.Sprintf("%s (%d nodes, %d with GPUs; nvidia.com/gpu %d allocatable, %d requested)", c.Source, c.Nodes, c.GPUNodes, c.AllocatableGPUs, c.RequestedGPUs)
+	src := c.Source
+	if c.Detail != "" {
+		src += " " + c.Detail
+	}
+	return fmt.Sprintf("%s (%d nodes, %d with GPUs; nvidia.com/gpu %d allocatable, %d requested)", src, c.Nodes, c.GPUNodes, c.AllocatableGPUs, c.RequestedGPUs)
 }
 
 func componentTable(d *preflight.DeploymentReport) *printers.Table {
@@ -173,8 +207,11 @@ func domainTable(d *preflight.DeploymentReport, cluster bool) *printers.Table {
 	return t
 }
 
-func policyLine(p *model.PolicySummary) string {
-	if p == nil {
+func policyLine(p *model.PolicySummary, invalid bool) string {
+	switch {
+	case invalid && p == nil:
+		return "invalid (InvalidPolicy; not used)"
+	case p == nil:
 		return "none (no kvTransferPolicy)"
 	}
 	s := orDash(p.Domain) + " " + orDash(p.Enforcement)
@@ -186,6 +223,9 @@ func policyLine(p *model.PolicySummary) string {
 		s += " (label " + p.LabelKey + ")"
 	case p.ClusterTopologyName != "":
 		s += " (topology " + p.ClusterTopologyName + ")"
+	}
+	if invalid {
+		s += ", invalid (InvalidPolicy; not used)"
 	}
 	return s
 }

@@ -3,6 +3,8 @@ package preflight_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -89,5 +91,65 @@ func TestPreflightUpstreamExamples(t *testing.T) {
 				t.Errorf("exit %d, want %d", r.ExitCode, tt.exit)
 			}
 		})
+	}
+}
+
+// TestUpstreamExamplesAccepted is the gate's first promise (issue 30): no
+// finding that blocks the gate — a certain error, or any InvalidManifest or
+// InvalidPolicy — on any of Dynamo's example manifests, which the newest
+// operator accepts. Every file of test/fixtures/upstream/manifest-* and
+// testdata/upstream (both API versions; a new fixture is picked up by the
+// glob) is checked at the release its images tell and at the newest.
+func TestUpstreamExamplesAccepted(t *testing.T) {
+	root := "../../../"
+	files, err := filepath.Glob(root + "test/fixtures/upstream/manifest-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob(root + upstream + "*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, more...)
+	versions := map[string]int{}
+	for _, f := range files {
+		f = strings.TrimPrefix(f, root)
+		data, err := os.ReadFile(root + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []string{"nvidia.com/v1alpha1", "nvidia.com/v1beta1"} {
+			if strings.Contains(string(data), "apiVersion: "+v) {
+				versions[v]++
+			}
+		}
+		for _, release := range []string{"", "latest"} {
+			t.Run(f+" "+release, func(t *testing.T) {
+				args := []string{"preflight", "-f", f, "--no-cluster", "-o", "json"}
+				if release != "" {
+					args = append(args, "--dynamo-version", release)
+				}
+				r := runIn(t, "", args...)
+				var out struct {
+					Findings []struct {
+						ID, Severity, Certainty, Message string
+					} `json:"findings"`
+				}
+				if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+					t.Fatalf("%v (exit %d)\n%s%s", err, r.ExitCode, r.Stdout, r.Stderr)
+				}
+				for _, f := range out.Findings {
+					if f.Severity == "error" && f.Certainty == "certain" || f.ID == "InvalidManifest" || f.ID == "InvalidPolicy" {
+						t.Errorf("%s %s %s: %s", f.ID, f.Severity, f.Certainty, f.Message)
+					}
+				}
+				if r.ExitCode != 0 {
+					t.Errorf("exit %d, want 0", r.ExitCode)
+				}
+			})
+		}
+	}
+	if versions["nvidia.com/v1alpha1"] == 0 || versions["nvidia.com/v1beta1"] == 0 || len(files) < 30 {
+		t.Errorf("want both API versions among the %d examples, got %v", len(files), versions)
 	}
 }

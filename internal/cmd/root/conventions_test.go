@@ -46,6 +46,7 @@ var samples = map[string][]string{
 	"preflight":     {"-f", example, "--nodes-from", example},
 	"explain-route": {"--from-file", example, "--tokens", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33"},
 	"simulate":      {"--from-file", example, "--synthetic", "rate=5,isl=64-256,osl=8,duration=20s,prefix-share=0.5", "--seed", "1", "--fail-on", "none"},
+	"audit-routes":  {"--from-file", example, "--logs", "../../../test/fixtures/router-logs/not-minimum.log"},
 }
 
 // commandTree builds the root with cobra's lazily added completion command.

@@ -3,6 +3,7 @@ package root
 import (
 	"github.com/spf13/cobra"
 
+	cmdAuditRoutes "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/auditroutes"
 	cmdCapture "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/capture"
 	cmdDashboard "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/dashboard"
 	cmdExplainRoute "github.com/ai-dynamo/kubectl-dynamo/internal/cmd/explainroute"
@@ -84,5 +85,6 @@ It never changes anything in the cluster.`,
 	cmd.AddCommand(cmdDashboard.NewCmdDashboard(f, nil))
 	cmd.AddCommand(cmdPreflight.NewCmdPreflight(f, nil))
 	cmd.AddCommand(cmdSimulate.NewCmdSimulate(f, nil))
+	cmd.AddCommand(cmdAuditRoutes.NewCmdAuditRoutes(f, nil))
 	return cmd
 }

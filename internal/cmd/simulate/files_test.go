@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -130,8 +131,26 @@ func TestSimulatePlotAndExport(t *testing.T) {
 	if r := runIn(t, append(args[:len(args)-2:len(args)-2], "-o", "table")...); r.ExitCode != 2 || !strings.Contains(r.Stdout, "VARIANT") {
 		t.Errorf("table with --plot: exit %d\n%s", r.ExitCode, r.Stdout)
 	}
+	// Each variant beside it (issue 31): the what-if applied, named in the
+	// header; what DynoSim cannot carry of it, noted.
+	for i, want := range []struct {
+		variant string
+		decode  int64
+		note    string
+	}{{"enforcement=preferred,weight=0.3", 6, "transfer enforcement and preferred weight have no DynoSim counterpart"}, {"decode+1@us-east-1c", 7, ""}} {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("dynosim.variant-%d.yaml", i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := decodeDynoSim(t, data)
+		if !bytes.Contains(data, []byte("# Variant: "+want.variant+" (the deployment with this what-if applied).")) || s.Engine.Workers.Decode.Parallelism.Replicas != want.decode ||
+			!bytes.Contains(data, []byte(want.note)) {
+			t.Errorf("variant %d: decode replicas %d, want %d:\n%.1500s", i+1, s.Engine.Workers.Decode.Parallelism.Replicas, want.decode, data)
+		}
+	}
 
-	// Synthetic traffic: the spec says DynoSim's default traffic applies.
+	// Synthetic traffic (issue 31): DynoSim's synthetic source at the spec's
+	// rate, the middle of its lengths, its request count.
 	synth := filepath.Join(dir, "synthetic.yaml")
 	if r := runIn(t, "simulate", "--from-file", healthy, "--synthetic", "rate=5,isl=100-400,osl=10,requests=10", "--export-dynosim", synth); r.ExitCode != 0 {
 		t.Fatalf("exit %d: %s", r.ExitCode, r.Stderr)
@@ -140,8 +159,18 @@ func TestSimulatePlotAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := decodeDynoSim(t, data); s.Engine.Model != "meta-llama/Llama-3.3-70B-Instruct" || !bytes.Contains(data, []byte("no trace file")) {
+	s, _ = decodeDynoSim(t, data)
+	if tr := s.Traffic; s.Engine.Model != "meta-llama/Llama-3.3-70B-Instruct" || bytes.Contains(data, []byte("no trace file")) || tr == nil ||
+		tr.Source.Type != "synthetic" || *tr.Source.InputTokens != 250 || *tr.Source.OutputTokens != 10 || *tr.Load.RequestsPerSecond != 5 || *tr.Stop.Requests != 10 {
 		t.Errorf("synthetic export: model %q\n%s", s.Engine.Model, data)
+	}
+	// The variants' files are outputs checked before the run, as the spec is.
+	if err := os.Mkdir(filepath.Join(dir, "taken.variant-1.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, "simulate", "--from-file", healthy, "--synthetic", "rate=5,isl=100-400,osl=10,requests=10", "--variant", "down=us-east-1a", "--export-dynosim", filepath.Join(dir, "taken.yaml"))
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "variant 1: ") || r.Stdout != "" {
+		t.Errorf("a directory where a variant's spec goes: exit %d, stderr %q", r.ExitCode, r.Stderr)
 	}
 }
 
@@ -301,7 +330,7 @@ func TestSimulateProgress(t *testing.T) {
 				return
 			}
 			for i, v := range []string{"as deployed", "decode+1@us-east-1c", "enforcement=preferred,weight=0.5"} {
-				want := "\r\x1b[Ksimulate: variant " + string(rune('1'+i)) + "/3 " + v + ": 30 requests, "
+				want := "\r\x1b[Ksimulate: variant " + string(rune('1'+i)) + "/3 " + v + ": 30/30 requests (100%), "
 				if !strings.Contains(errOut, want) {
 					t.Errorf("stderr lacks %q:\n%q", want, errOut)
 				}
@@ -311,10 +340,19 @@ func TestSimulateProgress(t *testing.T) {
 			}
 		})
 	}
-	// Failing: the line is cleared before the error message.
-	_, errOut, code := runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "5", "--variant", "down=mars")
-	if code != 1 || !strings.Contains(errOut, "\r\x1b[Kerror: --variant \"down=mars\": down=zone=mars: no worker") {
-		t.Errorf("exit %d, stderr %q: the error does not start on a cleared line", code, errOut)
+	// Inside a variant (issue 31): requests done out of the total (known from
+	// a first read of the traffic), every 256 requests at most ten times a
+	// second — the first report of a variant is always drawn.
+	_, errOut, code := runStreams(t, true, "simulate", "--from-file", healthy, "--synthetic", "rate=50,isl=100-200,osl=4,requests=1000", "--fail-on", "none")
+	if code != 0 || !strings.Contains(errOut, "\r\x1b[Ksimulate: variant 1/1 as deployed: 256/1,000 requests (26%)") ||
+		!strings.Contains(errOut, "\r\x1b[Ksimulate: variant 1/1 as deployed: 1,000/1,000 requests (100%)") {
+		t.Errorf("exit %d, stderr %q: no progress inside the variant", code, errOut)
+	}
+	// A variant that cannot apply is refused before anything is replayed: no
+	// progress line, the error alone.
+	_, errOut, code = runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "5", "--variant", "down=mars")
+	if code != 1 || !strings.HasPrefix(errOut, "error: --variant \"down=mars\": down=zone=mars: no worker") {
+		t.Errorf("exit %d, stderr %q: want the error alone", code, errOut)
 	}
 	// The exit-2 message follows the cleared line.
 	_, errOut, code = runStreams(t, true, "simulate", "--from-file", prefillOnly, "--trace", mooncake, "--max-requests", "30")

@@ -128,6 +128,36 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 		if domFailed != v.WastedPrefills+transferFailures {
 			errorf("failures in domains %d, wasted prefills %d + transfer failures %d", domFailed, v.WastedPrefills, transferFailures)
 		}
+		// Requests land in a domain, or failed without one; each domain's
+		// first tokens are its routed requests; each objective's breaches add
+		// up over the domains and the failures without one.
+		landed := v.NoDomainFailed
+		breaches := make([]int, len(v.SLOs))
+		for _, d := range v.Domains {
+			landed += d.Requests
+			if d.TTFTMs.Count != d.Requests-d.Failed {
+				errorf("domain %s: %d first tokens, %d requests landed of which %d failed", d.Value, d.TTFTMs.Count, d.Requests, d.Failed)
+			}
+			if len(d.SLOs) != len(v.SLOs) {
+				errorf("domain %s: %d objectives, the variant %d", d.Value, len(d.SLOs), len(v.SLOs))
+				continue
+			}
+			for i, s := range d.SLOs {
+				breaches[i] += s.Breaches
+			}
+		}
+		if landed != v.Requests {
+			errorf("requests landed in domains + failed without one = %d, requests %d", landed, v.Requests)
+		}
+		for i, s := range v.SLOs {
+			if breaches[i]+v.NoDomainFailed != s.Breaches || s.Breaches < v.Failed || s.Met != (s.Breaches <= s.Allowed) {
+				errorf("objective %s: %d breaches, domains %d + no domain %d, failed %d, allowed %d, met %v", s.SLO, s.Breaches, breaches[i], v.NoDomainFailed, v.Failed, s.Allowed, s.Met)
+			}
+		}
+		// Every failed request has a domain, or is counted without one.
+		if domFailed+v.NoDomainFailed != v.Failed {
+			errorf("failures in domains %d + without a domain %d != failed %d", domFailed, v.NoDomainFailed, v.Failed)
+		}
 		// Workers: one pick per hop routed (two for a disaggregated request),
 		// plus the wasted prefills; the roles add up to the domains' counts.
 		picks, prefill, decode := 0, 0, 0
@@ -160,7 +190,7 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 			errorf("workers not in pod order")
 		}
 		// The series: each bucket holds every domain; routed and failed add up.
-		var sRouted, sFailed int
+		var sRouted, sFailed, sNoDomain int
 		for i, b := range v.Series.Buckets {
 			if len(b.Domains) != len(v.Domains) {
 				errorf("bucket %d has %d domains, the variant %d", i, len(b.Domains), len(v.Domains))
@@ -168,13 +198,17 @@ func checkInvariants(t *testing.T, r *simulate.Report, requests int) {
 			if i > 0 && b.StartMs <= v.Series.Buckets[i-1].StartMs {
 				errorf("buckets out of order at %d", i)
 			}
-			for _, p := range b.Domains {
+			for d, p := range b.Domains {
 				sRouted += p.Routed
 				sFailed += p.Failed
+				if d < len(values) && p.Domain != values[d] {
+					errorf("bucket %d entry %d names domain %q, the variant's domain %d is %q", i, d, p.Domain, d, values[d])
+				}
 			}
+			sNoDomain += b.NoDomainFailed
 		}
-		if sRouted != v.Routed || sFailed != domFailed {
-			errorf("series: routed %d (want %d), failed %d (want %d)", sRouted, v.Routed, sFailed, domFailed)
+		if sRouted != v.Routed || sFailed != domFailed || sNoDomain != v.NoDomainFailed {
+			errorf("series: routed %d (want %d), failed %d (want %d), failed without a domain %d (want %d)", sRouted, v.Routed, sFailed, domFailed, sNoDomain, v.NoDomainFailed)
 		}
 	}
 }

@@ -95,7 +95,9 @@ func TestSimulateGolden(t *testing.T) {
 		{"prefill-only-trace/wide", append(slices.Clone(trace), "-o", "wide"), 2},
 		{"prefill-only-trace/no-headers", append(slices.Clone(trace), "--no-headers"), 2},
 		{"prefill-only-trace/no-headers-wide", append(slices.Clone(trace), "--no-headers", "-o", "wide"), 2},
+		{"prefill-only-slo/table", append(slices.Clone(trace), "--slo", "ttft=2s,e2e=10s,ttft-p90=1s", "--seeds", "3"), 2},
 		{"prefill-only-trace/json", append(slices.Clone(traceSmall), "-o", "json"), 2},
+		{"prefill-only-slo/json", append(slices.Clone(traceSmall), "--slo", "ttft=2s,e2e-p50=6s", "--seeds", "2", "-o", "json"), 2},
 		{"prefill-only-trace/yaml", append(slices.Clone(traceSmall), "-o", "yaml"), 2},
 		{"healthy-synthetic/table", synthetic, 0},
 		{"healthy-synthetic/wide", append(slices.Clone(synthetic), "-o", "wide"), 0},
@@ -231,7 +233,9 @@ func TestSimulateFailOn(t *testing.T) {
 		{"any yaml", []string{"-o", "yaml"}, 2, ""},
 		{"none", []string{"--fail-on", "none"}, 0, ""},
 		{"above the share", []string{"--fail-on", "60%"}, 0, ""},
-		{"above the share, no percent sign", []string{"--fail-on", "60"}, 0, ""},
+		{"saturated only, failures do not count", []string{"--fail-on", "saturated"}, 0, ""},
+		{"above the share or saturated", []string{"--fail-on", "60%,saturated"}, 0, ""},
+		{"any or saturated", []string{"--fail-on", "any,saturated"}, 2, "the deployment as it is fails 32 of 60 requests (53%; --fail-on any,saturated, exit code 2)\n"},
 		{"below the share", []string{"--fail-on", "40%"}, 2, "the deployment as it is fails 32 of 60 requests (53%; --fail-on 40%, exit code 2)\n"},
 		{"below the share json", []string{"--fail-on", "40%", "-o", "json"}, 2, ""},
 		{"0%", []string{"--fail-on", "0%"}, 2, "the deployment as it is fails 32 of 60 requests (53%; --fail-on 0%, exit code 2)\n"},
@@ -286,6 +290,12 @@ func TestSimulateBadInput(t *testing.T) {
 		t.Fatalf("%s no longer holds the policy this test removes", vllm)
 	}
 	noPolicy := write("no-policy.yaml", strings.Replace(string(data), policy, "", 1))
+	// Numbers that made the engine model's times infinite (issue 29: each
+	// panicked, with Go's exit status 2).
+	tinyThpt := write("planner-cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: profile}\ndata:\n  prefill_raw_data.json: '{\"prefill_isl\": [1000], \"prefill_thpt_per_gpu\": [1e-300]}'\n")
+	hugeMs := write("dynosim.yaml", "engine:\n  mode: aggregated\n  model: m\n  hardware: h\n  workers:\n    aggregated:\n      parallelism: {replicas: 1, tensor: 1, pipeline: 1, attention_data: 1, moe_tensor: 1, moe_expert: 1}\n      timing: {type: fixed, prefill_ms: 1e300, decode_ms: 1}\n")
+	profileBomb := write("bomb.yaml", "prefill_isl: [1000]\nprefill_thpt_per_gpu: [10000]\nnote: &big "+strings.Repeat("A", 100_000)+"\nrefs:\n"+strings.Repeat("  - *big\n", 10_000))
+	syn := []string{"--from-file", prefillOnly, "--synthetic", "rate=5,isl=100,osl=5,requests=5"}
 
 	const ex = prefillOnly
 	tr := []string{"--from-file", ex, "--trace", mooncake, "--max-requests", "5"}
@@ -317,19 +327,35 @@ func TestSimulateBadInput(t *testing.T) {
 		{"down in an unknown domain", append(slices.Clone(tr), "--variant", "down=mars"), "", []string{`variant "down=mars"`, "zone=mars", "known values: zone=us-east-1a, zone=us-east-1b, zone=us-east-1c"}},
 		{"exclude an unknown pod", append(slices.Clone(tr), "--variant", "exclude=nope"), "", []string{`variant "exclude=nope"`, "no worker pod of serving/qwen3-32b has that name"}},
 		{"down=VALUE without a policy", []string{"--from-file", noPolicy, "--synthetic", "rate=5,isl=100,osl=10,requests=5", "--variant", "down=us-west-2a"}, "", []string{"has no kvTransferPolicy", "down=KEY=us-west-2a"}},
-		{"speedup 0", append(slices.Clone(tr), "--speedup", "0"), "", []string{"--speedup must be a positive number, got 0"}},
-		{"speedup negative", append(slices.Clone(tr), "--speedup", "-2"), "", []string{"--speedup must be a positive number, got -2"}},
+		{"speedup 0", append(slices.Clone(tr), "--speedup", "0"), "", []string{"--speedup must be a positive number from 1e-6 to 1e9, got 0"}},
+		{"speedup negative", append(slices.Clone(tr), "--speedup", "-2"), "", []string{"--speedup must be a positive number from 1e-6 to 1e9, got -2"}},
 		{"speedup NaN", append(slices.Clone(tr), "--speedup", "NaN"), "", []string{"--speedup must be a positive number"}},
+		{"speedup 1e-300", append(slices.Clone(tr), "--speedup", "1e-300"), "", []string{"--speedup must be a positive number from 1e-6 to 1e9, got 1e-300"}},
+		{"planner ConfigMap of 1e-300 tokens/s", append(slices.Clone(syn), "--engine-profile", tinyThpt), "", []string{"--engine-profile " + tinyThpt + ": engine model: prefillTokensPerSecondPerGPU must be a number from 1 to 1e9, got 1e-300"}},
+		{"DynoSim spec of a 1e300 ms prefill", append(slices.Clone(syn), "--engine-profile", hugeMs), "", []string{"--engine-profile " + hugeMs + ": engine model: prefillTokensPerSecondPerGPU must be a number from 1 to 1e9"}},
+		{"an alias bomb as --engine-profile", append(slices.Clone(syn), "--engine-profile", profileBomb), "", []string{"--engine-profile: " + profileBomb + ": the YAML expands its anchors and aliases to more than"}},
+		{"synthetic rate 1e-11", []string{"--from-file", ex, "--synthetic", "rate=1e-11,isl=100,duration=1h"}, "", []string{`synthetic: rate="1e-11": want requests per second, a number from 0.000001`}},
+		{"added workers over 1000 in one variant", append(slices.Clone(tr), "--variant", strings.TrimSuffix(strings.Repeat("decode+1000@us-east-1c,", 100), ",")), "", []string{"adds 2000 workers in all: a variant adds at most 1000"}},
+		{"stdin twice, with the profile", []string{"--from-file", "-", "--engine-profile", "-", "--synthetic", "rate=5,isl=100,requests=5"}, "", []string{"--from-file - and --engine-profile - both read standard input, which can be read only once"}},
 		{"speedup not a number", append(slices.Clone(tr), "--speedup", "fast"), "", []string{`invalid argument "fast" for "--speedup"`}},
 		{"negative max requests", append(slices.Clone(tr), "--max-requests", "-1"), "", []string{"--max-requests must not be negative"}},
+		{"rate and speedup", append(slices.Clone(tr), "--rate", "2", "--speedup", "2"), "", []string{"--rate and --speedup cannot be combined"}},
+		{"rate 0", append(slices.Clone(tr), "--rate", "0"), "", []string{"--rate must be a number of requests per second from 1e-6 to 1e6, got 0"}},
+		{"rate of a burst", []string{"--from-file", ex, "--trace", tokens, "--rate", "2"}, "", []string{"--rate 2: the trace's 1 request(s) arrive at one instant", "--synthetic rate=2"}},
+		{"negative duration", append(slices.Clone(tr), "--duration", "-1s"), "", []string{"--duration must not be negative, got -1s"}},
 		{"bad trace block size", append(slices.Clone(tr), "--trace-block-size", "0"), "", []string{"--trace-block-size must be positive"}},
-		{"bad fail-on", append(slices.Clone(tr), "--fail-on", "some"), "", []string{`--fail-on "some": use any, none, or a percentage between 0 and 100 such as 1%`}},
+		{"bad fail-on", append(slices.Clone(tr), "--fail-on", "some"), "", []string{`--fail-on "some": "some" is not a condition; use any (one failed request), none, a share with its percent sign such as 1%, saturated`}},
+		{"fail-on without its percent sign", append(slices.Clone(tr), "--fail-on", "30"), "", []string{`--fail-on "30": 30 is a number without its unit: write a share of failed requests as 30%`}},
+		{"fail-on none and more", append(slices.Clone(tr), "--fail-on", "none,saturated"), "", []string{`none cannot be combined`}},
 		{"fail-on above 100", append(slices.Clone(tr), "--fail-on", "150%"), "", []string{`--fail-on "150%"`}},
 		{"fail-on negative", append(slices.Clone(tr), "--fail-on", "-1%"), "", []string{`--fail-on "-1%"`}},
 		{"bad progress", append(slices.Clone(tr), "--progress", "sometimes"), "", []string{`--progress "sometimes": use auto, always or never`}},
+		{"bad slo", append(slices.Clone(tr), "--slo", "ttft=2"), "", []string{`--slo "ttft=2": "ttft=2" needs a positive duration with its unit, such as 500ms or 2s`}},
+		{"fail-on slo without slos", append(slices.Clone(tr), "--fail-on", "slo"), "", []string{"--fail-on slo needs objectives: give --slo"}},
+		{"seeds 0", append(slices.Clone(tr), "--seeds", "0"), "", []string{"--seeds must be from 1 to 100, got 0"}},
 		{"bad router mode", append(slices.Clone(tr), "--router-mode", "nope"), "", []string{"--router-mode"}},
 		{"bad synthetic", []string{"--from-file", ex, "--synthetic", "rate=x"}, "", []string{"--synthetic: synthetic: rate=\"x\""}},
-		{"stdin twice", []string{"--from-file", "-", "--trace", "-"}, "", []string{"--trace - and --from-file - cannot both read stdin"}},
+		{"stdin twice", []string{"--from-file", "-", "--trace", "-"}, "", []string{"--from-file - and --trace - both read standard input, which can be read only once: give one of them as a file"}},
 		{"two args", []string{"a", "b", "--from-file", ex, "--trace", mooncake}, "", []string{"accepts at most 1 arg"}},
 		{"unknown deployment", []string{"nope", "--from-file", ex, "--trace", mooncake}, "", []string{"no DynamoGraphDeployment named nope"}},
 	}

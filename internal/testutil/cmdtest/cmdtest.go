@@ -4,6 +4,7 @@ package cmdtest
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,9 @@ type Result struct {
 type Options struct {
 	// Stdin is fed to the command.
 	Stdin string
+	// StdinReader, when set, is the command's standard input instead of
+	// Stdin (an endless or lazily made stream).
+	StdinReader io.Reader
 	// TTY makes stdout look like a terminal.
 	TTY bool
 	// Env is the environment seen by colour decisions (NO_COLOR, CLICOLOR_FORCE).
@@ -42,6 +46,9 @@ func RunWith(t testing.TB, o Options, args ...string) Result {
 	t.Helper()
 	streams, in, out, errOut := iostreams.Test()
 	in.WriteString(o.Stdin)
+	if o.StdinReader != nil {
+		streams.In = o.StdinReader
+	}
 	streams.SetStdoutTTY(o.TTY)
 	streams.SetGetenv(func(k string) string { return o.Env[k] })
 	f := cmdutil.NewFactory(streams)

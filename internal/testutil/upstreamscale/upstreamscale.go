@@ -281,8 +281,6 @@ func container(name string, command, args, env []any, resources obj, ports []any
 			"timeoutSeconds": 5, "successThreshold": 1, "failureThreshold": failures}
 	}
 	c["livenessProbe"] = probe("/live", 5, 1)
-	if worker {
-	}
 	return c
 }
 
@@ -347,8 +345,6 @@ func pod(r *rng, name, clique, comp, ctype string, index, w, n int, o Options, c
 	}
 	volumes := []any{
 		obj{"name": "shared-memory", "emptyDir": obj{"medium": "Memory", "sizeLimit": "10Gi"}},
-	}
-	if worker {
 	}
 	node := NodeName(n)
 	spec := obj{"containers": []any{c}, "volumes": volumes, "nodeName": node,

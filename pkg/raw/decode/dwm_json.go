@@ -94,17 +94,17 @@ func (r *dwmReader) data(i int) ([]raw.DiscoveryInstance, bool) {
 // scalar is the decoder's value of a scalar at B[i] (nil, bool, string,
 // int64, float64 or json.Number); isScalar is false for an object or array.
 func (r *dwmReader) scalar(i int) (v any, isScalar bool) {
-	switch c := r.b[i]; {
-	case c == '{' || c == '[':
+	switch r.b[i] {
+	case '{', '[':
 		return nil, false
-	case c == '"':
+	case '"':
 		s, _ := r.d.str(i)
 		return s, true
-	case c == 't':
+	case 't':
 		return true, true
-	case c == 'f':
+	case 'f':
 		return false, true
-	case c == 'n':
+	case 'n':
 		return nil, true
 	}
 	end, _ := jsonscan.NumberEnd(r.b, i)

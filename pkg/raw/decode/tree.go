@@ -54,7 +54,7 @@ func addTree(out *raw.Objects, u *unstructured.Unstructured) {
 		out.DGDs = append(out.DGDs, d)
 	case tm.Kind == raw.KindDWM && group == raw.GroupDynamo:
 		d := &raw.DWM{TypeMeta: tm, ObjectMeta: metaTree(u)}
-		d.ObjectMeta.OwnerReferences = ownerRefsTree(u)
+		d.OwnerReferences = ownerRefsTree(u)
 		if data, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "data"); found && data != nil {
 			d.Spec.Data = dwmDataTree(data)
 		}

@@ -132,8 +132,15 @@ func ScenarioFromDeployment(dep *model.Deployment) (Scenario, []string) {
 			}
 		}
 	}
-	if dep.Policy != nil {
-		note("topology: the kvTransferPolicy (domain %s, %s) has no DynoSim counterpart", dep.Policy.Domain, dep.Policy.Enforcement)
+	if p := dep.Policy; p != nil {
+		source := "node label " + p.LabelKey
+		if p.ClusterTopologyName != "" {
+			source = "the Grove topology " + p.ClusterTopologyName
+			if p.NodeLabelKey != "" {
+				source += " (node label " + p.NodeLabelKey + ")"
+			}
+		}
+		note("topology: the kvTransferPolicy (domain %s from %s, enforcement %s) has no DynoSim counterpart: DynoSim reaches every decode worker from every prefill worker, as under preferred enforcement with no cost across domains", p.Domain, source, p.Enforcement)
 	}
 	for _, c := range dep.Components {
 		if strings.EqualFold(c.Type, "planner") {
@@ -182,6 +189,12 @@ func workerSet(comp string, pods []*model.Worker) (WorkerSet, string, string, in
 	if len(gpus) > 1 {
 		notes = append(notes, fmt.Sprintf("GPUs: %s's replicas request different GPU counts; %d per replica is used", nameOr(comp), ws.GPUsPerReplica))
 	}
+	for d := range domainsSeen {
+		if d != "" {
+			ws.Domains = append(ws.Domains, d)
+		}
+	}
+	sort.Strings(ws.Domains)
 	if len(domainsSeen) == 1 {
 		for d := range domainsSeen {
 			ws.Domain = d

@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -39,6 +41,13 @@ type Scenario struct {
 	Prefill, Decode, Aggregated []WorkerSet
 	Trace                       TraceSettings
 	Seed                        uint64
+	// Variant names the what-if the scenario is (a --variant spec; "" for
+	// the deployment as it is).
+	Variant string
+	// Notes are what reading the scenario could not determine or carry
+	// (ScenarioFromDeployment's notes, a variant's what-ifs DynoSim cannot
+	// express): the header lists them before the spec's own.
+	Notes []string
 }
 
 // WorkerSet is one component's workers: its replicas and their parallelism.
@@ -48,8 +57,10 @@ type WorkerSet struct {
 	GPUsPerReplica int64
 	TensorParallel int
 	DataParallel   int
-	// Domain is the topology domain value when every replica has the same one.
-	Domain string
+	// Domain is the topology domain value when every replica has the same
+	// one; Domains every value its replicas have (sorted).
+	Domain  string
+	Domains []string
 	// Args is the engine command line (words), read for engine knobs the
 	// fields below do not carry.
 	Args []string
@@ -85,6 +96,26 @@ type TraceSettings struct {
 	Speedup float64
 	// Requests is how many requests our simulation replays (0 = all).
 	Requests int
+	// MaxVirtualSeconds is --duration: the replay's traffic ends then (0:
+	// none).
+	MaxVirtualSeconds float64
+	// Synthetic is --synthetic traffic (Path is then empty).
+	Synthetic *SyntheticTraffic
+}
+
+// SyntheticTraffic is kubectl-dynamo's --synthetic traffic: Poisson arrivals
+// at Rate requests per second, prompt and output lengths uniform in their
+// ranges, a share of each prompt from one of Prefixes shared prefixes, until
+// Requests requests or DurationSeconds (whichever comes first; 0 unset).
+type SyntheticTraffic struct {
+	Rate            float64
+	ISLMin, ISLMax  int
+	OSLMin, OSLMax  int
+	PrefixShare     float64
+	Prefixes        int
+	Requests        int
+	DurationSeconds float64
+	Seed            uint64
 }
 
 // Placeholder is written for engine.hardware when Scenario.Hardware is empty.
@@ -118,7 +149,11 @@ func Export(w io.Writer, s Scenario) error {
 	}
 	// Values come from the cluster (model, component names): one holding a
 	// control, bidi or invisible character cannot be written as a spec a
-	// person reads or DynoSim loads.
+	// person reads or DynoSim loads. The values are checked, not the YAML:
+	// YAML escapes a control ("\e") that the reader then decodes raw.
+	if v, ok := unsafeValue(reflect.ValueOf(spec)); ok {
+		return fmt.Errorf("dynosim: a value of the deployment holds control or invisible characters, which a DynoSim spec cannot carry (%s); fix it in the deployment", termsafe.Escape(clipQuote(v, 80)))
+	}
 	for _, line := range strings.Split(string(body), "\n") {
 		if !termsafe.Safe(line) {
 			return fmt.Errorf("dynosim: a value of the deployment holds control or invisible characters, which a DynoSim spec cannot carry (%s); fix it in the deployment", termsafe.Escape(strings.TrimSpace(line)))
@@ -130,6 +165,9 @@ func Export(w io.Writer, s Scenario) error {
 		name = "a deployment"
 	}
 	fmt.Fprintf(&buf, "# DynoSim prediction input for %s, written by kubectl dynamo simulate --export-dynosim.\n", comment(name))
+	if s.Variant != "" {
+		fmt.Fprintf(&buf, "# Variant: %s (the deployment with this what-if applied).\n", comment(s.Variant))
+	}
 	buf.WriteString("# Schema: AISimulate's prediction YAML with Dynamo's router and planner adapters\n")
 	buf.WriteString("# (ai-dynamo/aisimulate docs/cli/user-guide.md; Dynamo's DynoSim Replay CLI Reference).\n")
 	buf.WriteString("# Run: aisimulate predict --stack dynamo --config THIS_FILE --output-dir ./dynosim-output\n")
@@ -142,6 +180,80 @@ func Export(w io.Writer, s Scenario) error {
 	buf.Write(body)
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// ModelID reports whether s is written as a Hugging Face model id: "name" or
+// "org/name", of letters, digits, '-', '_' and '.', neither part starting
+// with '.' or '-' — never a path (/, ./, ~, ..) and never a control
+// character.
+func ModelID(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	parts := strings.Split(s, "/")
+	if len(parts) > 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p[0] == '.' || p[0] == '-' || strings.Contains(p, "..") {
+			return false
+		}
+		if strings.IndexFunc(p, func(r rune) bool { return !modelIDRune(r) }) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func modelIDRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+}
+
+// clipQuote quotes s (Go syntax: controls escaped), cut to about n bytes.
+func clipQuote(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// unsafeValue finds a string in v that a person or DynoSim must not read raw:
+// one holding a control, bidi or invisible character.
+func unsafeValue(v reflect.Value) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), !termsafe.Safe(v.String())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return "", false
+		}
+		return unsafeValue(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if s, bad := unsafeValue(v.Field(i)); bad {
+					return s, true
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if s, bad := unsafeValue(v.Index(i)); bad {
+				return s, true
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if s, bad := unsafeValue(it.Key()); bad {
+				return s, true
+			}
+			if s, bad := unsafeValue(it.Value()); bad {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // comment keeps a note on one comment line.
@@ -157,7 +269,7 @@ func comment(s string) string {
 // a scenario DynoSim cannot run at all (no workers, no model, a prefill pool
 // without decode, invalid numbers, an unknown backend or trace format).
 func ToSpec(s Scenario) (Spec, []string, error) {
-	var notes []string
+	notes := slices.Clone(s.Notes)
 	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
 
 	if strings.TrimSpace(s.Model) == "" {
@@ -179,7 +291,16 @@ func ToSpec(s Scenario) (Spec, []string, error) {
 		hardware = Placeholder
 		note("engine.hardware: the GPU model is not known to kubectl-dynamo; replace %q with an AISimulate system name (e.g. --set engine.hardware=h200_sxm)", Placeholder)
 	}
-	spec := Spec{Engine: Engine{Model: s.Model, Hardware: hardware, Backend: backend}}
+	model := strings.TrimSpace(s.Model)
+	if !ModelID(model) {
+		// The name comes from the cluster (a worker card, the engine's
+		// --model): DynoSim loads engine.model as a Hugging Face id or a
+		// local path, so a path (/home/victim/.ssh) or a name with control
+		// characters is never written into the spec.
+		note("engine.model: the deployment's model name %s is not a Hugging Face model id (org/name); a name from the cluster is written only as one (never as a local path), so replace %q with the model's id", comment(clipQuote(model, 80)), Placeholder)
+		model = Placeholder
+	}
+	spec := Spec{Engine: Engine{Model: model, Hardware: hardware, Backend: backend}}
 
 	pd := len(s.Prefill) > 0 || len(s.Decode) > 0
 	switch {
@@ -233,14 +354,14 @@ func ToSpec(s Scenario) (Spec, []string, error) {
 	notes = append(notes, rnotes...)
 	spec.Planner = &Planner{Policy: "disabled"}
 
-	traffic, tnotes, err := toTraffic(s.Trace)
+	traffic, tnotes, err := toTraffic(s.Trace, s.Seed)
 	if err != nil {
 		return Spec{}, nil, err
 	}
 	spec.Traffic = traffic
 	notes = append(notes, tnotes...)
 
-	if s.Seed != 0 {
+	if s.Seed != 0 && s.Trace.Synthetic == nil {
 		note("seed %d: not carried; DynoSim's trace-timestamp load takes no seed (only poisson load does) and its router has none", s.Seed)
 	}
 	if d := domains(s); len(d) > 0 {
@@ -444,13 +565,19 @@ func knobMap(cfg routecore.KvRouterConfig) map[string]json.RawMessage {
 }
 
 // toTraffic maps the trace settings onto traffic.source/load/stop.
-func toTraffic(t TraceSettings) (*Traffic, []string, error) {
+func toTraffic(t TraceSettings, seed uint64) (*Traffic, []string, error) {
 	var notes []string
 	if math.IsNaN(t.Speedup) || math.IsInf(t.Speedup, 0) || t.Speedup < 0 {
 		return nil, nil, fmt.Errorf("dynosim: trace speedup %v is not a finite non-negative number", t.Speedup)
 	}
 	if t.TraceBlockSize < 0 || t.Requests < 0 {
 		return nil, nil, fmt.Errorf("dynosim: trace block size and request count must not be negative")
+	}
+	if math.IsNaN(t.MaxVirtualSeconds) || math.IsInf(t.MaxVirtualSeconds, 0) || t.MaxVirtualSeconds < 0 {
+		return nil, nil, fmt.Errorf("dynosim: traffic duration %v is not a finite non-negative number", t.MaxVirtualSeconds)
+	}
+	if syn := t.Synthetic; syn != nil {
+		return syntheticTraffic(*syn, t, seed)
 	}
 	if strings.TrimSpace(t.Path) == "" {
 		notes = append(notes, "traffic: no trace file; DynoSim's default synthetic traffic applies (100 requests of 1024 input / 128 output tokens at concurrency 10)")
@@ -486,17 +613,73 @@ func toTraffic(t TraceSettings) (*Traffic, []string, error) {
 	if t.Requests > 0 {
 		notes = append(notes, fmt.Sprintf("traffic.stop: kubectl-dynamo replayed the first %d requests; DynoSim's stop.requests is for synthetic traffic only, so it replays the whole trace (cut it with traffic.stop.max_virtual_time_seconds)", t.Requests))
 	}
+	if t.MaxVirtualSeconds > 0 {
+		tr.Stop = &TrafficStop{MaxVirtualTimeSeconds: f64(t.MaxVirtualSeconds)}
+		notes = append(notes, fmt.Sprintf("traffic.stop.max_virtual_time_seconds: %g, kubectl-dynamo's --duration; it ends DynoSim's run then, where kubectl-dynamo ends the arrivals then and lets the requests in flight finish", t.MaxVirtualSeconds))
+	}
+	return tr, notes, nil
+}
+
+// syntheticTraffic maps --synthetic: DynoSim's synthetic source has one
+// prompt and one output length, and its poisson load a rate and a seed.
+func syntheticTraffic(syn SyntheticTraffic, t TraceSettings, seed uint64) (*Traffic, []string, error) {
+	var notes []string
+	if !(syn.Rate > 0) || math.IsInf(syn.Rate, 0) || syn.ISLMin < 1 || syn.ISLMax < syn.ISLMin || syn.OSLMin < 0 || syn.OSLMax < syn.OSLMin || syn.Requests < 0 ||
+		math.IsNaN(syn.DurationSeconds) || syn.DurationSeconds < 0 || math.IsInf(syn.DurationSeconds, 0) {
+		return nil, nil, fmt.Errorf("dynosim: synthetic traffic %+v is not a rate and length ranges", syn)
+	}
+	mid := func(lo, hi int) int64 { return int64(lo) + int64(hi-lo)/2 }
+	isl, osl := mid(syn.ISLMin, syn.ISLMax), mid(syn.OSLMin, syn.OSLMax)
+	rate := syn.Rate * max(t.Speedup, 0)
+	if t.Speedup == 0 {
+		rate = syn.Rate
+	}
+	tr := &Traffic{
+		Source: &TrafficSource{Type: "synthetic", InputTokens: &isl, OutputTokens: &osl},
+		Load:   &TrafficLoad{Type: "poisson", RequestsPerSecond: f64(rate), Seed: &seed},
+	}
+	if syn.ISLMin != syn.ISLMax || syn.OSLMin != syn.OSLMax {
+		notes = append(notes, fmt.Sprintf("traffic.source: DynoSim's synthetic requests have one length; the middle of kubectl-dynamo's uniform ranges is written (input %d–%d → %d, output %d–%d → %d)",
+			syn.ISLMin, syn.ISLMax, isl, syn.OSLMin, syn.OSLMax, osl))
+	}
+	if syn.PrefixShare > 0 {
+		notes = append(notes, fmt.Sprintf("traffic.source: prefix-share=%g over %d shared prefixes has no counterpart in DynoSim's single-turn synthetic traffic, whose prompts share nothing: expect fewer prefix-cache hits (its synthetic-session source shares prefixes across turns)", syn.PrefixShare, syn.Prefixes))
+	}
+	if t.Speedup != 0 && t.Speedup != 1 {
+		notes = append(notes, fmt.Sprintf("traffic.load.requests_per_second: the synthetic rate %g × the speedup %g", syn.Rate, t.Speedup))
+	}
+	notes = append(notes, fmt.Sprintf("traffic.load.seed: %d, kubectl-dynamo's --seed; DynoSim draws its own arrivals and lengths from it, not the same requests", seed))
+	stop := &TrafficStop{}
+	n := syn.Requests
+	if t.Requests > 0 && (n == 0 || t.Requests < n) {
+		n = t.Requests
+	}
+	if n > 0 {
+		stop.Requests = i64(uint64(n))
+	}
+	secs := syn.DurationSeconds
+	if t.MaxVirtualSeconds > 0 && (secs == 0 || t.MaxVirtualSeconds < secs) {
+		secs = t.MaxVirtualSeconds
+	}
+	if secs > 0 {
+		stop.MaxVirtualTimeSeconds = f64(secs)
+	}
+	if stop.Requests != nil || stop.MaxVirtualTimeSeconds != nil {
+		tr.Stop = stop
+	}
 	return tr, notes, nil
 }
 
 // domains returns the distinct topology domain values of the scenario's
-// worker sets, sorted ("" left out).
+// worker sets, sorted ("" left out): every value of every set's replicas.
 func domains(s Scenario) []string {
 	seen := map[string]bool{}
 	for _, sets := range [][]WorkerSet{s.Prefill, s.Decode, s.Aggregated} {
 		for _, ws := range sets {
-			if ws.Domain != "" {
-				seen[ws.Domain] = true
+			for _, d := range append([]string{ws.Domain}, ws.Domains...) {
+				if d != "" {
+					seen[d] = true
+				}
 			}
 		}
 	}

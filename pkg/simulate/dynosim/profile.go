@@ -9,7 +9,7 @@ import (
 	"math"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
 )
 
 // TimingProfile is what kubectl-dynamo's engine model needs from a timing
@@ -83,7 +83,13 @@ func ParseTimingProfile(r io.Reader, name string) (TimingProfile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return TimingProfile{}, fmt.Errorf("%s is empty", label)
 	}
-	js, err := yaml.YAMLToJSON(data)
+	// A profile is a file someone else may have written: its anchors and
+	// aliases may not expand it beyond a bound proportional to its size.
+	js, err := boundedyaml.ToJSON(data)
+	var ee *boundedyaml.ExpansionError
+	if errors.As(err, &ee) {
+		return TimingProfile{}, fmt.Errorf("%s: %w", label, err)
+	}
 	if err != nil {
 		return TimingProfile{}, fmt.Errorf("%s is not JSON or YAML: %w", label, err)
 	}

@@ -64,9 +64,12 @@ func domainPoint(p simulate.SeriesPoint, d int) (simulate.DomainPoint, bool) {
 	return simulate.DomainPoint{}, false
 }
 
-// bucketFailed is the failed requests of one bucket over every domain, and
-// the requests (routed and failed).
+// bucketFailed is the failed requests of one bucket over every domain and
+// those without one (failed before any worker was picked), and the requests
+// (routed and failed).
 func bucketFailed(p simulate.SeriesPoint) (failed, requests int) {
+	nd := max(p.NoDomainFailed, 0)
+	failed, requests = nd, nd
 	for _, d := range p.Domains {
 		f, r := max(d.Failed, 0), max(d.Routed, 0)
 		failed += f

@@ -193,3 +193,15 @@ func failureShares() *simulate.Report {
 	}
 	return report(v)
 }
+
+// noDomainFailures is a variant whose only failures have no domain (the
+// prefill hop refused them before any worker was picked): 3 in bucket 1, 2 in
+// bucket 4.
+func noDomainFailures() *simulate.Report {
+	v := variant("as deployed", 6, 1000, []domainSpec{{zones[0], 8, 2, 0}, {zones[1], 6, 2, 0}})
+	v.Series.Buckets[1].NoDomainFailed = 3
+	v.Series.Buckets[4].NoDomainFailed = 2
+	v.NoDomainFailed, v.Failed = 5, 5
+	v.Requests = v.Routed + v.Failed
+	return report(v)
+}

@@ -226,3 +226,31 @@ func TestSVGNilReport(t *testing.T) {
 		t.Error("no error for a nil report")
 	}
 }
+
+// TestFailuresWithoutADomainAreDrawn (issue 31): failures that have no
+// domain are drawn in the failure strips of both charts and counted in their
+// totals; the SVG does not say "no failed requests".
+func TestFailuresWithoutADomainAreDrawn(t *testing.T) {
+	r := noDomainFailures()
+	svg := string(renderSVG(t, r))
+	if strings.Contains(svg, "no failed requests") {
+		t.Errorf("the SVG says there are no failed requests")
+	}
+	for _, w := range []string{"failed 5 (", "<title>3 failed from 1 s</title>", "<title>2 failed from 4 s</title>"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("the SVG lacks %q", w)
+		}
+	}
+	term := renderTerminal(t, r, 80)
+	var strip string
+	for line := range strings.SplitSeq(term, "\n") {
+		if strings.HasPrefix(line, "  failed ") {
+			strip = line
+		}
+	}
+	// Six buckets of 1 s, a column each: failures in the second (3 of 20
+	// routed + 3) and the fifth (2 of 20 + 2), each under half.
+	if cells := strings.Fields(strip); len(cells) != 3 || cells[1] != "·▪··▪·" || cells[2] != "5" {
+		t.Errorf("failure strip %q, want failures in columns 2 and 5 and a total of 5", strip)
+	}
+}

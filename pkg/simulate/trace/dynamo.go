@@ -19,6 +19,12 @@ const dynamoSchema = "dynamo.request.trace.v1"
 // an error.
 const dynamoReorderWindow = 4096
 
+// dynamoWindowBytes bounds the memory the reorder window holds (hashes and
+// ids): a record may carry up to Options.MaxInputTokens hashes (16 MB at
+// trace_block_size 1), and 4,096 such records were 64 GB. The window holds
+// fewer records when they are large.
+const dynamoWindowBytes = 64 << 20
+
 // dynamoRecord is the part of a Dynamo request-trace line the replay uses
 // (lib/llm/src/request_trace/types.rs); a sink may wrap it as {"event": …}.
 type dynamoRecord struct {
@@ -33,9 +39,10 @@ type dynamoRecord struct {
 		OutputTokens      *uint64 `json:"output_tokens"`
 		RequestReceivedMS *uint64 `json:"request_received_ms"`
 		Replay            *struct {
-			TraceBlockSize      uint64   `json:"trace_block_size"`
-			InputLength         uint64   `json:"input_length"`
-			InputSequenceHashes []uint64 `json:"input_sequence_hashes"`
+			TraceBlockSize uint64 `json:"trace_block_size"`
+			InputLength    uint64 `json:"input_length"`
+			// decoded after its count is checked against input_length
+			InputSequenceHashes json.RawMessage `json:"input_sequence_hashes"`
 		} `json:"replay"`
 	} `json:"request"`
 	Event json.RawMessage `json:"event"`
@@ -50,6 +57,9 @@ type pending struct {
 	n, out, bs int
 	session    string
 }
+
+// size is the memory a held record takes, about.
+func (p *pending) size() int { return 8*len(p.hashes) + len(p.id) + len(p.session) + 128 }
 
 type pendingHeap []*pending
 
@@ -81,6 +91,7 @@ type dynamoReader struct {
 	lines   *lineReader
 	o       Options
 	window  pendingHeap
+	held    int // bytes the window holds (size)
 	eof     bool
 	order   order
 	bs      int
@@ -93,7 +104,7 @@ func newDynamoReader(lr *lineReader, o Options) *dynamoReader {
 }
 
 func (r *dynamoReader) Next() (Request, error) {
-	for !r.eof && len(r.window) <= dynamoReorderWindow {
+	for !r.eof && len(r.window) <= dynamoReorderWindow && r.held <= dynamoWindowBytes {
 		p, err := r.read()
 		if errors.Is(err, io.EOF) {
 			r.eof = true
@@ -103,6 +114,7 @@ func (r *dynamoReader) Next() (Request, error) {
 			return Request{}, err
 		}
 		heap.Push(&r.window, p)
+		r.held += p.size()
 	}
 	if len(r.window) == 0 {
 		if r.records == 0 {
@@ -111,6 +123,7 @@ func (r *dynamoReader) Next() (Request, error) {
 		return Request{}, io.EOF
 	}
 	p := heap.Pop(&r.window).(*pending)
+	r.held -= p.size()
 	if err := r.order.check(p.at, p.line, "request_received_ms"); err != nil {
 		return Request{}, lineErr(p.line, "request %q arrived at %s, before a request already replayed (line %d, %s): its record is more than %d records late, too far out of order to replay while streaming; sort the trace by request.request_received_ms",
 			clip([]byte(p.id), 60), fmtMS(p.at), r.order.lastLine, fmtMS(r.order.last), dynamoReorderWindow)
@@ -199,8 +212,20 @@ func (r *dynamoReader) request(rec *dynamoRecord, line int) (*pending, error) {
 		return nil, lineErr(line, "replay.trace_block_size %d differs from line %d's %d: mixed block sizes are not supported", bs, r.bsLine, r.bs)
 	}
 	n := int(rp.InputLength)
-	if need := (n + bs - 1) / bs; len(rp.InputSequenceHashes) != need {
-		return nil, lineErr(line, "replay.input_length %d at trace_block_size %d needs exactly %d input_sequence_hashes, got %d", n, bs, need, len(rp.InputSequenceHashes))
+	count, ok := arrayLen(rp.InputSequenceHashes)
+	if !ok && !isNull(rp.InputSequenceHashes) {
+		return nil, lineErr(line, "replay.input_sequence_hashes: cannot use JSON %s as an array of unsigned 64-bit integers", clip(bytes.TrimSpace(rp.InputSequenceHashes), 20))
+	}
+	if need := (n + bs - 1) / bs; count != need {
+		return nil, lineErr(line, "replay.input_length %d at trace_block_size %d needs exactly %d input_sequence_hashes, got %d", n, bs, need, count)
+	}
+	var hashes []uint64
+	if count > 0 {
+		h, err := decodeUints[uint64](rp.InputSequenceHashes, count, "request.replay.input_sequence_hashes", line)
+		if err != nil {
+			return nil, err
+		}
+		hashes = h
 	}
 	at, err := msDuration(*q.RequestReceivedMS, "request_received_ms", line)
 	if err != nil {
@@ -212,7 +237,7 @@ func (r *dynamoReader) request(rec *dynamoRecord, line int) (*pending, error) {
 			end = e
 		}
 	}
-	p := &pending{at: at, end: end, id: q.RequestID, line: line, hashes: rp.InputSequenceHashes, n: n, out: int(*q.OutputTokens), bs: bs}
+	p := &pending{at: at, end: end, id: q.RequestID, line: line, hashes: hashes, n: n, out: int(*q.OutputTokens), bs: bs}
 	if rec.AgentContext != nil {
 		p.session = rec.AgentContext.SessionID
 	}

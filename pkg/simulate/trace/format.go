@@ -128,6 +128,13 @@ type Reader interface {
 	Next() (Request, error)
 }
 
+// Warner is a Reader that can say, after reading, what in the rows read may
+// not replay as the trace meant (the mooncake formats: rows whose hash ids
+// cover less than their input_length).
+type Warner interface {
+	Warnings() []string
+}
+
 // LineError is an error in one line of a trace.
 type LineError struct {
 	Line int
@@ -287,6 +294,7 @@ type lineReader struct {
 // number. A line longer than max comes back cut to max bytes with long set,
 // the rest of it discarded. The returned slice is valid until the next call.
 func (l *lineReader) next() (b []byte, line int, long bool, err error) {
+	blank := 0 // bytes of blank lines skipped in a row
 	for {
 		l.buf = l.buf[:0]
 		long = false
@@ -320,7 +328,20 @@ func (l *lineReader) next() (b []byte, line int, long bool, err error) {
 		if t := bytes.TrimSpace(b); len(t) > 0 || long {
 			return t, l.line, long, nil
 		}
+		// A gzip of blank lines expands about a thousandfold: a 1 MB file
+		// was a gigabyte of them to skip, for every variant.
+		if blank += len(l.buf) + 1; blank > l.max {
+			return nil, l.line, false, lineErr(l.line, "more than %s of blank lines in a row: is this a JSON-lines trace?", byteWords(l.max))
+		}
 	}
+}
+
+// byteWords says n bytes in MiB when it is a whole number of them.
+func byteWords(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // tooLong is the error for a line over the limit.
@@ -334,6 +355,66 @@ func decodeLine(b []byte, line int, v any) error {
 		return lineErr(line, "%s", jsonProblem(err))
 	}
 	return nil
+}
+
+// arrayLen counts the elements of the JSON array raw without decoding them
+// (raw is valid JSON: it was decoded as part of its line); ok is false when
+// raw is not an array. A count is checked against its limit before anything
+// is allocated for the elements: a 16 MiB line of small ids is 8 million of
+// them.
+func arrayLen(raw []byte) (n int, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '[' {
+		return 0, false
+	}
+	inner := bytes.TrimSpace(raw[1 : len(raw)-1])
+	if len(inner) == 0 {
+		return 0, true
+	}
+	depth, inStr, esc := 0, false, false
+	n = 1
+	for _, c := range inner {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 0:
+			n++
+		}
+	}
+	return n, true
+}
+
+// isNull reports whether a raw field is absent or null.
+func isNull(raw []byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+// decodeUints decodes the JSON array raw of n elements (arrayLen) into a
+// slice of exactly that capacity; a type error names field.
+func decodeUints[T uint32 | uint64](raw []byte, n int, field string, line int) ([]T, error) {
+	v := make([]T, 0, n)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Field = field
+		}
+		return nil, lineErr(line, "%s", jsonProblem(err))
+	}
+	return v, nil
 }
 
 // jsonProblem words a decoding error for a person reading the trace.

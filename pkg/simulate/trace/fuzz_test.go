@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -63,6 +65,26 @@ func FuzzOpen(f *testing.F) {
 				}
 				last = req
 			}
+		}
+	})
+}
+
+// FuzzArrayLen: the element count the readers check before decoding an id
+// list (arrayLen) is the count encoding/json decodes, for every valid JSON
+// value, and "not an array" exactly when it is not one.
+func FuzzArrayLen(f *testing.F) {
+	for _, s := range []string{`[]`, `[1]`, ` [1, 2 ,3] `, `[[1,2],{"a":[3,4]},"x,y",",]"]`, `["\"", "\\"]`, `{"a":1}`, `"[1,2]"`, `null`, `[1,[2,[3]]]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		var elems []json.RawMessage
+		isArray := json.Unmarshal(raw, &elems) == nil && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("["))
+		n, ok := arrayLen(raw)
+		if ok != isArray || ok && n != len(elems) {
+			t.Fatalf("arrayLen(%q) = %d, %v; encoding/json: array %v of %d", raw, n, ok, isArray, len(elems))
 		}
 	})
 }

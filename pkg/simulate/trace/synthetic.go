@@ -27,6 +27,14 @@ type SyntheticSpec struct {
 	Requests int
 }
 
+// MinSyntheticRate is the lowest --synthetic rate: below it the arrival
+// times of a long stream leave what a time.Duration holds (the review's
+// rate=1e-11 overflowed, and the stream never reached its duration).
+const MinSyntheticRate = 1e-6
+
+// maxArrivalSeconds is the latest synthetic arrival a time.Duration holds.
+const maxArrivalSeconds = float64(math.MaxInt64/int64(time.Second)) - 1
+
 // Range is an inclusive range of token counts.
 type Range struct{ Min, Max int }
 
@@ -59,8 +67,8 @@ func ParseSynthetic(spec string) (SyntheticSpec, error) {
 		switch key {
 		case "rate":
 			f, err := strconv.ParseFloat(val, 64)
-			if err != nil || !(f > 0) || math.IsInf(f, 0) || f > 1e6 {
-				return s, bad("requests per second, a number above 0 and at most 1000000 (e.g. rate=5)")
+			if err != nil || !(f >= MinSyntheticRate) || f > 1e6 {
+				return s, bad("requests per second, a number from 0.000001 (one request in about 12 days) to 1000000 (e.g. rate=5)")
 			}
 			s.Rate = f
 		case "isl", "osl":
@@ -168,6 +176,9 @@ func (r *syntheticReader) Next() (Request, error) {
 		return Request{}, errors.New("synthetic: rate must be above 0")
 	}
 	r.at += r.rng.ExpFloat64() / r.s.Rate
+	if !(r.at <= maxArrivalSeconds) {
+		return Request{}, fmt.Errorf("synthetic: request %d would arrive after %.0f years, later than a replay can represent: raise rate or lower requests", r.n+1, r.at/(365.25*24*3600))
+	}
 	at := time.Duration(r.at * float64(time.Second))
 	if r.s.Duration > 0 && at >= r.s.Duration {
 		return Request{}, io.EOF

@@ -1,17 +1,19 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
 
 // tokensRow is a row of the tokens and texts formats.
 type tokensRow struct {
-	Timestamp    *json.Number `json:"timestamp"`
-	Tokens       []uint32     `json:"tokens"`
-	Text         *string      `json:"text"`
-	OutputLength *int64       `json:"output_length"`
-	SessionID    sessionID    `json:"session_id"`
+	Timestamp *json.Number `json:"timestamp"`
+	// Tokens is decoded after its count is checked (arrayLen).
+	Tokens       json.RawMessage `json:"tokens"`
+	Text         *string         `json:"text"`
+	OutputLength *int64          `json:"output_length"`
+	SessionID    sessionID       `json:"session_id"`
 }
 
 // tokensReader reads the tokens format, or with texts set the texts format.
@@ -32,8 +34,16 @@ func (r *tokensReader) Next() (Request, error) {
 	if long {
 		return Request{}, r.lines.tooLong(line)
 	}
-	r.row = tokensRow{}
+	raw := r.row.Tokens[:0] // reused: only the decoded tokens are kept
+	r.row = tokensRow{Tokens: raw}
 	if err := decodeLine(b, line, &r.row); err != nil {
+		return Request{}, err
+	}
+	format, known := Tokens, tokensKeys
+	if r.texts {
+		format, known = Texts, textsKeys
+	}
+	if err := checkKeys(b, line, format, known); err != nil {
 		return Request{}, err
 	}
 	row := &r.row
@@ -67,12 +77,20 @@ func (r *tokensReader) Next() (Request, error) {
 		req.Tokens = append(make([]uint32, 0, len(toks)), toks...)
 		return req, nil
 	}
-	if row.Tokens == nil {
+	if isNull(row.Tokens) {
 		return Request{}, lineErr(line, "the row has no tokens")
 	}
-	if len(row.Tokens) > r.o.MaxInputTokens {
-		return Request{}, lineErr(line, "the row has %d tokens, over the limit of %d (Options.MaxInputTokens)", len(row.Tokens), r.o.MaxInputTokens)
+	count, ok := arrayLen(row.Tokens)
+	if !ok {
+		return Request{}, lineErr(line, "tokens: cannot use JSON %s as an array of unsigned 32-bit integers", clip(bytes.TrimSpace(row.Tokens), 20))
 	}
-	req.Tokens = row.Tokens // freshly decoded, owned by the caller from here
+	if count > r.o.MaxInputTokens {
+		return Request{}, lineErr(line, "the row has %d tokens, over the limit of %d (Options.MaxInputTokens)", count, r.o.MaxInputTokens)
+	}
+	toks, err := decodeUints[uint32](row.Tokens, count, "tokens", line)
+	if err != nil {
+		return Request{}, err
+	}
+	req.Tokens = toks // freshly decoded, owned by the caller from here
 	return req, nil
 }

@@ -577,6 +577,7 @@ func TestSyntheticSpecErrors(t *testing.T) {
 		{"rate=1,isl=5", "synthetic: give duration or requests"},
 		{"rate=0,isl=5,requests=1", `synthetic: rate="0": want requests per second`},
 		{"rate=NaN,isl=5,requests=1", `synthetic: rate="NaN"`},
+		{"rate=1e-11,isl=5,duration=1h", `synthetic: rate="1e-11": want requests per second, a number from 0.000001`},
 		{"rate=1,isl=4000-1000,requests=1", `synthetic: isl="4000-1000": want a token count or an inclusive range lo-hi`},
 		{"rate=1,isl=0,requests=1", `synthetic: isl="0"`},
 		{"rate=1,isl=10,osl=x,requests=1", `synthetic: osl="x"`},
@@ -598,5 +599,77 @@ func TestSyntheticSpecErrors(t *testing.T) {
 	}
 	if reqs := readAll(t, r); len(reqs) != 5 || reqs[0].OutputTokens != 128 {
 		t.Fatalf("requests=5: %d requests, osl %d", len(reqs), reqs[0].OutputTokens)
+	}
+}
+
+// TestUnknownKeys (issue 31): a row with a key its format does not read is
+// refused with its line, the key and the nearest known key; json's own
+// matching (any case, escaped names) is kept.
+func TestUnknownKeys(t *testing.T) {
+	ok := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}` + "\n"
+	for _, tc := range []struct {
+		name string
+		f    Format
+		in   string
+		want string // "" reads
+	}{
+		{"hashids", Mooncake, ok + `{"timestamp": 1, "input_length": 600, "output_length": 5, "hashids": [1, 2]}`,
+			`line 2: unknown key "hashids" (did you mean "hash_ids"?): a mooncake row's keys are timestamp, input_length, output_length, hash_ids,`},
+		{"inputLength", Mooncake, `{"timestamp": 0, "inputLength": 600, "output_length": 5, "hash_ids": [1, 2]}`, `line 1: unknown key "inputLength" (did you mean "input_length"?)`},
+		{"nothing near", MooncakeDelta, `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2], "model": "x"}`,
+			`line 1: unknown key "model": a mooncake-delta row's keys are`},
+		{"after a nested value", Mooncake, `{"timestamp": 0, "hash_ids": [1, [2, {"a": "}"}]], "Output-Length": 5}`, `unknown key "Output-Length" (did you mean "output_length"?)`},
+		{"tokens", Tokens, `{"timestamp": 0, "token": [1, 2], "output_length": 5}`, `line 1: unknown key "token" (did you mean "tokens"?): a tokens row's keys are timestamp, tokens, output_length, session_id`},
+		{"any case", Mooncake, `{"Timestamp": 0, "INPUT_LENGTH": 600, "output_length": 5, "Hash_Ids": [1, 2]}`, ""},
+		{"escaped", Mooncake, `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash\u005fids": [1, 2]}`, ""},
+		{"session and created_time", Mooncake, `{"created_time": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2], "session_id": 3}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Open(strings.NewReader(tc.in), tc.f, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for err == nil {
+				_, err = r.Next()
+			}
+			if tc.want == "" {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("err = %v, want the rows read", err)
+				}
+				return
+			}
+			var le *LineError
+			if !errors.As(err, &le) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestShortHashIDsWarn (issue 31): hash ids that cover less of the prompt
+// than input_length fills at --trace-block-size (a 512-token trace read at
+// 16) replay with unique tails, and the reader says so, with the block size
+// the ids imply: 6,758 tokens in 14 ids are blocks of ⌈6758/14⌉ = 483 to
+// ⌈6758/13⌉ − 1 = 519 tokens.
+func TestShortHashIDsWarn(t *testing.T) {
+	in := `{"timestamp": 0, "input_length": 6758, "output_length": 5, "hash_ids": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}
+{"timestamp": 1, "input_length": 1000, "output_length": 5, "hash_ids": [0, 14]}
+{"timestamp": 2, "input_length": 16, "output_length": 5, "hash_ids": [15]}
+`
+	r := openString(t, in, Mooncake, Options{TraceBlockSize: 16})
+	reqs := readAll(t, r)
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	w := r.(Warner).Warnings()
+	want := "line 1: input_length 6758 fills 423 blocks of 16 tokens but the row has only 14 hash_ids (2 of 3 rows are so): the tokens past a row's hash ids are unique to it, so no prefix beyond them is shared; if its hash ids stand for 483 to 519 tokens each, set --trace-block-size 512 (Mooncake's published traces)"
+	if len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q\nwant %q", w, want)
+	}
+	// At the trace's own block size, nothing to say.
+	r = openString(t, in, Mooncake, Options{TraceBlockSize: 512})
+	readAll(t, r)
+	if w := r.(Warner).Warnings(); len(w) != 0 {
+		t.Errorf("at 512: %q", w)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/model"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw"
 	"github.com/ai-dynamo/kubectl-dynamo/pkg/raw/decode"
@@ -38,6 +39,9 @@ const (
 	KindFrontendMetrics = "FrontendMetrics"
 	// KindKvEvents holds a deployment's KV-cache contents as RouterEvents.
 	KindKvEvents = "KvEvents"
+	// KindRouterLogs holds a redacted excerpt of a frontend pod's log: the
+	// KV router's decision lines (capture --logs).
+	KindRouterLogs = "RouterLogs"
 
 	// AnnotationCollectedAt on the List is when the capture was taken (RFC 3339).
 	AnnotationCollectedAt = "kubectl-dynamo.io/collected-at"
@@ -101,6 +105,17 @@ type captureKvEvents struct {
 	BlockSize  int               `json:"blockSize"`
 	Source     string            `json:"source,omitempty"`
 	Events     []json.RawMessage `json:"events"`
+}
+
+type captureRouterLogs struct {
+	APIVersion  string      `json:"apiVersion"`
+	Kind        string      `json:"kind"`
+	Metadata    captureMeta `json:"metadata"`
+	Deployment  string      `json:"deployment"`
+	Source      string      `json:"source,omitempty"`
+	CollectedAt *time.Time  `json:"collectedAt,omitempty"`
+	Dropped     int         `json:"dropped,omitempty"`
+	Lines       []string    `json:"lines"`
 }
 
 // Read reads a capture file: a Kubernetes List (YAML or JSON), a
@@ -193,6 +208,13 @@ func readAllLimited(r io.Reader, limit int64) ([]byte, error) {
 // readCaptureSlow is the reference reader: YAML and JSON, every error message;
 // objects are typed whole (decode.FromObject).
 func readCaptureSlow(data []byte, name, label string, whole bool) (*raw.Bundle, error) {
+	// Anchors and aliases may not expand the file beyond a budget
+	// proportional to its size (issue 29): checked here, for every caller,
+	// before any document is converted. JSON and YAML without an anchor and
+	// an alias pass on one scan.
+	if err := boundedyaml.Check(data); err != nil {
+		return nil, fmt.Errorf("capture %s: %w", label, err)
+	}
 	docs, err := captureDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("capture %s: %w", label, err)
@@ -540,9 +562,22 @@ func (rd *captureReader) ours(h captureHeader, data json.RawMessage) error {
 			kv.Events = append(kv.Events, ev)
 		}
 		rd.b.KvEvents = append(rd.b.KvEvents, kv)
+	case KindRouterLogs:
+		var v captureRouterLogs
+		if err := json.Unmarshal(data, &v); err != nil {
+			return fmt.Errorf("%s: %w (expected deployment and lines: [string])", where(""), err)
+		}
+		if v.Deployment == "" {
+			return fmt.Errorf("%s: deployment is required (the DynamoGraphDeployment whose frontend logged the lines)", where(v.Metadata.Name))
+		}
+		l := raw.RouterLogs{Namespace: v.Metadata.Namespace, Deployment: v.Deployment, Source: v.Source, Lines: v.Lines, Dropped: v.Dropped}
+		if v.CollectedAt != nil {
+			l.At = *v.CollectedAt
+		}
+		rd.b.RouterLogs = append(rd.b.RouterLogs, l)
 	default:
-		return fmt.Errorf("item %d: unknown kind %q in %s: expected %s, %s or %s", rd.items, h.Kind, APIVersion,
-			KindEtcdKeyValues, KindFrontendMetrics, KindKvEvents)
+		return fmt.Errorf("item %d: unknown kind %q in %s: expected %s, %s, %s or %s", rd.items, h.Kind, APIVersion,
+			KindEtcdKeyValues, KindFrontendMetrics, KindKvEvents, KindRouterLogs)
 	}
 	return nil
 }
@@ -559,8 +594,9 @@ func DecodeJSONObject(raw []byte) (map[string]any, error) { return decode.JSONOb
 // (b.AsRead: the capture command's live read keeps them), followed by one
 // EtcdKeyValues item (when there are entries), one FrontendMetrics item per
 // metrics scrape (carrying the same deployment's busy-threshold answer, if any)
-// plus one per unpaired busy-threshold answer, and one KvEvents item per
-// deployment's events. ParseWhole(Write(b), "") returns b again.
+// plus one per unpaired busy-threshold answer, one KvEvents item per
+// deployment's events, and one RouterLogs item per frontend log excerpt.
+// ParseWhole(Write(b), "") returns b again.
 func Write(w io.Writer, b *raw.Bundle) error {
 	if b == nil {
 		return errors.New("write capture: no data to write")
@@ -589,7 +625,7 @@ func Write(w io.Writer, b *raw.Bundle) error {
 		}
 		ann[AnnotationNotes] = string(j)
 	}
-	items := make([]any, 0, len(b.AsRead)+len(b.Metrics)+len(b.KvEvents)+1)
+	items := make([]any, 0, len(b.AsRead)+len(b.Metrics)+len(b.KvEvents)+len(b.RouterLogs)+1)
 	for i, o := range b.AsRead {
 		if o == nil {
 			return fmt.Errorf("write capture: object %d is empty", i)
@@ -641,6 +677,12 @@ func Write(w io.Writer, b *raw.Bundle) error {
 			item.Events = append(item.Events, raw)
 		}
 		items = append(items, item)
+	}
+	for i := range b.RouterLogs {
+		l := &b.RouterLogs[i]
+		items = append(items, captureRouterLogs{APIVersion: APIVersion, Kind: KindRouterLogs,
+			Metadata:   captureMeta{Name: captureItemName(l.Deployment, "router-logs", i), Namespace: l.Namespace},
+			Deployment: l.Deployment, Source: l.Source, CollectedAt: timePtr(l.At), Dropped: l.Dropped, Lines: l.Lines})
 	}
 	list := struct {
 		APIVersion string `json:"apiVersion"`

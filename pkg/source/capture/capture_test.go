@@ -60,6 +60,10 @@ func roundTripBundle(t testing.TB) *raw.Bundle {
 			mustEvent(t, `{"worker_id":18446744073709551615,"storage_tier":"host_pinned","event":{"event_id":1,"dp_rank":0,"data":{"removed":{"block_hashes":[-9223372036854775808,18446744073709551615]}}}}`),
 			mustEvent(t, `{"worker_id":1,"event":{"event_id":2,"dp_rank":0,"data":"cleared"}}`),
 		}}},
+		RouterLogs: []raw.RouterLogs{{Namespace: "ns", Deployment: "d", Source: "pod/d-frontend-0/main", At: at, Dropped: 3, Lines: []string{
+			`2026-09-30T14:05:12.000000Z  INFO dynamo_kv_router::scheduling::selector: Selected worker router_mode="kv" request_id="req-1" worker_id=18446744073709551615 worker_type=prefill dp_rank=0 logit=1.5 host_pinned_blocks=0 disk_blocks=0`,
+			"a line with \\x1b and \\u202e escaped by the writer: \x1b[2J \u202e",
+		}}},
 		Sources: []model.SourceStatus{{Kind: model.SourceKubernetes, Detail: "ctx", At: at}, {Kind: model.SourceFrontend, Detail: "svc", At: at, Degraded: true, Message: "404"}},
 		Notes:   []model.Note{{Severity: model.NoteWarning, Source: model.SourceEtcd, Deployment: "ns/d", Message: "etcd unreachable"}},
 	}
@@ -72,7 +76,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	for _, s := range []string{"18446744073709551615", "7587888160958627365", "13502843919348116077", "kind: KvEvents", "kind: EtcdKeyValues", "kubectl-dynamo.io/collected-at: \"2026-09-30T14:05:12.123456789Z\""} {
+	for _, s := range []string{"18446744073709551615", "7587888160958627365", "13502843919348116077", "kind: KvEvents", "kind: EtcdKeyValues", "kind: RouterLogs", "kubectl-dynamo.io/collected-at: \"2026-09-30T14:05:12.123456789Z\""} {
 		if !strings.Contains(text, s) {
 			t.Errorf("capture lacks %q:\n%s", s, text)
 		}
@@ -165,7 +169,7 @@ func TestReadCaptureErrors(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"empty", "", "capture f.yaml holds no objects"},
 		{"comments only", "# nothing\n---\n", "holds no objects"},
-		{"unknown kind of ours", ours("kind: Frobnicate"), `item 1: unknown kind "Frobnicate" in kubectl-dynamo.io/v1alpha1: expected EtcdKeyValues, FrontendMetrics or KvEvents`},
+		{"unknown kind of ours", ours("kind: Frobnicate"), `item 1: unknown kind "Frobnicate" in kubectl-dynamo.io/v1alpha1: expected EtcdKeyValues, FrontendMetrics, KvEvents or RouterLogs`},
 		{"unsupported version of ours", "- {apiVersion: kubectl-dynamo.io/v2, kind: KvEvents}", `unsupported apiVersion "kubectl-dynamo.io/v2" for KvEvents`},
 		{"item without kind", "apiVersion: v1\nkind: List\nitems:\n- {metadata: {name: x}}\n", "item 1 has no apiVersion or kind"},
 		{"item not an object", "apiVersion: v1\nkind: List\nitems: [3]\n", "item 1 is not an object"},

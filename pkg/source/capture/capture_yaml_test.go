@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ai-dynamo/kubectl-dynamo/pkg/boundedyaml"
 )
 
 func jsonValue(t *testing.T, b []byte) any {
@@ -116,5 +119,22 @@ func TestLargeYAMLDocumentBound(t *testing.T) {
 	b, err := Read(strings.NewReader(list), "list.yaml")
 	if err != nil || b.Objects.Len() != 1 {
 		t.Errorf("list: %v", err)
+	}
+}
+
+// TestAliasBombIsRefused: a library caller of Read or Parse gets the same
+// bound as the commands (issue 29, case 2): one 100 KB string aliased 1,000
+// times in a 108 KB List is refused before any document is converted,
+// instead of expanding to 100 MB.
+func TestAliasBombIsRefused(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: List\nmetadata: {}\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, namespace: n}\n  data:\n    big: &big " + strings.Repeat("x", 100_000) + "\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "    k%d: *big\n", i)
+	}
+	_, err := Read(strings.NewReader(b.String()), "bomb.yaml")
+	var ee *boundedyaml.ExpansionError
+	if !errors.As(err, &ee) || !strings.HasPrefix(err.Error(), "capture bomb.yaml: YAML document 1 expands its anchors and aliases") {
+		t.Errorf("err = %v, want an expansion error", err)
 	}
 }

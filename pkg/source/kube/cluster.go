@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,7 +25,7 @@ func ReadCluster(ctx context.Context, api API, detail string, now time.Time) (*r
 	var objs []*unstructured.Unstructured
 	nodes, err := listAllPages(ctx, api, GVRNodes, "", metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w: preflight needs list on nodes at cluster scope (docs/rbac.md), or use --nodes-from CAPTURE or --no-cluster", err)
+		return nil, nodeListError(ctx, detail, err)
 	}
 	objs = append(objs, nodes...)
 	var notes []model.Note
@@ -75,6 +76,24 @@ func ReadCluster(ctx context.Context, api API, detail string, now time.Time) (*r
 	return &raw.ClusterObjects{Objects: whole, Source: src, Notes: notes, PodsKnown: podsKnown, GroveServed: groveServed, TopologiesKnown: topoKnown}, nil
 }
 
+// nodeListError says why the Node LIST failed and what to do: only a
+// refusal by RBAC is about permissions; an API server that cannot be reached
+// (connection refused, no route, DNS, TLS) or that rejects the credentials is
+// about the connection.
+func nodeListError(ctx context.Context, detail string, err error) error {
+	alt := "or check the manifests without the cluster: --nodes-from CAPTURE or --no-cluster"
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("list nodes: %w: preflight needs list on nodes at cluster scope (docs/rbac.md), %s", err, alt)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("list nodes: %s rejected the credentials (%w): refresh them (kubectl get nodes shows the same), %s", apiServerName(detail), err, alt)
+	}
+	if cause, ok := unreachableCause(ctx, err); ok {
+		return fmt.Errorf("list nodes: %s is unreachable, %s: %s, %s", apiServerName(detail), cause, unreachableAdvice, alt)
+	}
+	return fmt.Errorf("list nodes: %w: %s", err, alt)
+}
+
 func readReason(err error) string {
 	if apierrors.IsForbidden(err) {
 		return "forbidden by RBAC"
@@ -99,4 +118,48 @@ func listAllPages(ctx context.Context, api API, gvr schema.GroupVersionResource,
 		}
 		opts.Continue = l.GetContinue()
 	}
+}
+
+// Getter reads one object (a GET).
+type Getter interface {
+	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+}
+
+// Get implements Getter with one GET request.
+func (k *RESTAPI) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	return k.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+// ReadDeployments GETs each DynamoGraphDeployment at the apiVersion its
+// manifest uses (the API server converts), so that preflight can apply the
+// webhook's update rules to the ones that exist. Not found is an answer (the
+// manifest creates the DGD); a GET that fails otherwise (RBAC, an unreachable
+// server, the version not served) leaves that DGD unchecked, with a note.
+func ReadDeployments(ctx context.Context, g Getter, refs []raw.DeploymentRef) *raw.ExistingDeployments {
+	out := &raw.ExistingDeployments{Objects: map[string]raw.Object{}, Checked: map[string]bool{}}
+	for _, r := range refs {
+		key := r.Namespace + "/" + r.Name
+		if out.Checked[key] {
+			continue
+		}
+		gvr := GVRDynamoGraphDeploymentV1beta1
+		if strings.HasSuffix(r.APIVersion, "/v1alpha1") {
+			gvr = GVRDynamoGraphDeploymentV1alpha1
+		}
+		u, err := g.Get(ctx, gvr, r.Namespace, r.Name)
+		switch {
+		case err == nil:
+			out.Objects[key], out.Checked[key] = u.Object, true
+		case apierrors.IsNotFound(err):
+			out.Checked[key] = true
+		default:
+			why := readReason(err)
+			if apierrors.IsForbidden(err) {
+				why = "forbidden by RBAC: preflight needs get on dynamographdeployments.nvidia.com (docs/rbac.md)"
+			}
+			out.Notes = append(out.Notes, model.Note{Severity: model.NoteWarning, Source: model.SourceKubernetes, Deployment: key,
+				Message: fmt.Sprintf("cannot read the existing DynamoGraphDeployment (%s): the webhook's update rules were not checked, and the hints hold for a new deployment", why)})
+		}
+	}
+	return out
 }

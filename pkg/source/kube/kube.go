@@ -216,10 +216,17 @@ func (k *RESTAPI) List(ctx context.Context, gvr schema.GroupVersionResource, nam
 // bodyLimitTransport cuts the answer one byte past maxBytes, so it is never
 // read whole.
 func (k *RESTAPI) ListJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, maxBytes int64) ([]byte, error) {
-	data, err := k.disc.Get().AbsPath(ListPath(gvr, namespace)).
+	res := k.disc.Get().AbsPath(ListPath(gvr, namespace)).
 		SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-		SetHeader("Accept", "application/json").Do(withBodyLimit(ctx, maxBytes)).Raw()
+		SetHeader("Accept", "application/json").Do(withBodyLimit(ctx, maxBytes))
+	data, err := res.Raw()
 	if err != nil {
+		// Raw keeps the bare "status code 410" error; Error decodes the
+		// answer's Status (reason and message: an expired continue token is
+		// then told as such, and restarted).
+		if e := res.Error(); e != nil {
+			err = e
+		}
 		return nil, err
 	}
 	if int64(len(data)) > maxBytes {

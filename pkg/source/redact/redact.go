@@ -96,6 +96,19 @@ func Redact(b *raw.Bundle, o Options) *raw.Bundle {
 	for i := range out.KvEvents {
 		out.KvEvents[i].Source = r.str(out.KvEvents[i].Source)
 	}
+	// Router log excerpts are re-written already (pkg/audit.Excerpt: only the
+	// fields the audit reads, pseudonymous request ids); the literal secrets
+	// are removed from them all the same.
+	out.RouterLogs = slices.Clone(b.RouterLogs)
+	for i := range out.RouterLogs {
+		l := &out.RouterLogs[i]
+		l.Source = r.str(l.Source)
+		lines := make([]string, len(l.Lines))
+		for j, line := range l.Lines {
+			lines[j] = r.str(line)
+		}
+		l.Lines = lines
+	}
 	out.Sources = slices.Clone(b.Sources)
 	for i := range out.Sources {
 		out.Sources[i].Detail = r.str(out.Sources[i].Detail)
