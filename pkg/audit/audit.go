@@ -359,7 +359,7 @@ func (x ival) meets(y ival) bool {
 			size = math.Max(size, math.Abs(v))
 		}
 	}
-	eps := 1e-9 * (1 + size)
+	eps := float64(1e-9 * (1 + size)) // rounded: never fused into the sums below (arm64)
 	return x.lo <= y.hi+eps && y.lo <= x.hi+eps
 }
 
@@ -561,7 +561,7 @@ func (a *auditor) choice(d *Decision, c routecore.RoutingConstraints, cErr error
 		if ties > 1 {
 			dr.Ties = ties
 		}
-		if lo := costs[selIdx] - halves[selIdx]; minJ < 0 || lo <= minHi+1e-9*(1+math.Abs(minHi)) {
+		if lo := costs[selIdx] - halves[selIdx]; minJ < 0 || lo <= minHi+float64(1e-9*(1+math.Abs(minHi))) {
 			return OutcomeAgree, "", nil
 		}
 		other := d.Formulas[minJ].Formula.Worker

@@ -329,7 +329,7 @@ func (e *explainer) modeVerdict(pre *routecore.ModeDecision, dec routecore.ModeD
 					continue
 				}
 				if !slices.Contains(m.inst.Runtime.EffectiveTaints(), taint) {
-					v.ConstraintIgnoredProbability += c.Probability * dc.Probability
+					v.ConstraintIgnoredProbability += float64(c.Probability * dc.Probability)
 				}
 			}
 		}
