@@ -6,24 +6,41 @@
 # finds nothing in the others that their plain run does not, and costs them
 # 2-10x in run time. Every package with tests is in exactly one list.
 #
+# Each list splits again by what its tests need: a live package's tests start a
+# real control plane (they import internal/testutil/kubeenv, which needs the
+# kube-apiserver, etcd and kubectl that make test builds in the background); an
+# offline package's do not, so make test runs them while that build goes on.
+#
 #   hack/test-packages.sh race|plain|all
+#   hack/test-packages.sh race-offline|race-live|plain-offline|plain-live
+#   hack/test-packages.sh offline|live     (both lists)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-want=${1:?usage: hack/test-packages.sh race|plain|all}
-race=() plain=()
+want=${1:?usage: hack/test-packages.sh race|plain|all|race-offline|race-live|plain-offline|plain-live|offline|live}
+declare -A list=()
+add() { list[$1]="${list[$1]:+${list[$1]} }$2"; }
 while read -r pkg dir files; do
   [ -n "$files" ] || continue
-  paths=()
-  for f in $files; do paths+=("$dir/$f"); done
+  paths=() tests=()
+  for f in $files; do
+    paths+=("$dir/$f")
+    case $f in *_test.go) tests+=("$dir/$f") ;; esac
+  done
+  kind=plain
   if grep -qE '(^|[^A-Za-z0-9_."])go (func\b|[A-Za-z_][A-Za-z0-9_.]*\()|\bchan\b|<-|"sync"|"sync/atomic"|errgroup\.' "${paths[@]}"; then
-    race+=("$pkg")
-  else
-    plain+=("$pkg")
+    kind=race
   fi
+  where=offline
+  if [ "$pkg" = github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv ] ||
+    grep -qF '"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/kubeenv"' "${tests[@]}"; then
+    where=live
+  fi
+  add "$kind" "$pkg"
+  add "$kind-$where" "$pkg"
+  add "$where" "$pkg"
 done < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}} {{join .GoFiles " "}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}{{end}}' ./...)
 case $want in
-  race) echo "${race[*]}" ;;
-  plain) echo "${plain[*]}" ;;
-  all) echo "race: ${race[*]}"; echo "plain: ${plain[*]}" ;;
-  *) echo "usage: hack/test-packages.sh race|plain|all" >&2; exit 2 ;;
+  race | plain | race-offline | race-live | plain-offline | plain-live | offline | live) echo "${list[$want]:-}" ;;
+  all) echo "race: ${list[race]:-}"; echo "plain: ${list[plain]:-}" ;;
+  *) echo "usage: hack/test-packages.sh race|plain|all|race-offline|race-live|plain-offline|plain-live|offline|live" >&2; exit 2 ;;
 esac

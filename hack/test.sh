@@ -22,13 +22,20 @@
 #               into the build cache, for lint, test-race and test-arm64
 #   verify      gofmt, go vet, go.mod tidiness, house rules, README, generated docs
 #   lint        golangci-lint (built once into $KDYN_CACHE/tools)
-#   background wait  for the three jobs above
-#   test-race   go test -race over the packages whose code or tests run
-#               concurrently (hack/test-packages.sh race)
-#   test-plain  go test over the others (hack/test-packages.sh plain)
+#   test-race   go test -race over the offline packages whose code or tests run
+#               concurrently (hack/test-packages.sh race-offline)
+#   test-plain  go test over the other offline packages (plain-offline)
 #   test-arm64  the routing core and the dry run as arm64 binaries (qemu)
-#   hostile-env the packages that print or resolve paths, again, under a hostile
-#               environment (hack/hostile-env.sh)
+#   hostile-env the offline packages again, under a hostile environment
+#               (hack/hostile-env.sh)
+#   background wait  for the jobs above (by now, the control plane)
+#   test-live   the packages whose tests start a real control plane, the race
+#               ones and the others side by side, and their hostile-environment
+#               run beside them (race-live, plain-live)
+#
+# The offline packages run while the control plane still builds: it is needed
+# by ten packages only, and their tests wait on processes more than they
+# compute, so they run side by side at the end.
 #
 # Every go test run goes through hack/testsum, which shows only failures, lists
 # every skip with its reason and ends with "tests: N passed, N failed, N skipped".
@@ -48,8 +55,8 @@ cd "$(dirname "$0")/.."
 # compilation of test-race and test-arm64 happens in the background (below), so
 # their budgets are for linking and running; the background wait's is for the
 # rest of the background work.
-phase_plan verify 300 lint 300 "background wait" 300 \
-  test-race 400 test-plain 120 test-arm64 90 hostile-env 120
+phase_plan verify 300 lint 300 test-race 400 test-plain 120 test-arm64 90 hostile-env 120 \
+  "background wait" 300 test-live 300
 
 export KDYN_CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}"
 export KDYN_REQUIRE_TESTDATA=1
@@ -72,10 +79,15 @@ export KDYN_TEST_RECORDS=$work/runs.jsonl
 began=$SECONDS
 
 # --- background jobs ------------------------------------------------------------
-# Three jobs from the start, each in its own process group (setsid), so that
-# cleanup stops what they started too, and niced, so that verify and lint keep
-# the cores they need and the jobs take the rest. A job that fails does not stop
-# the run: the tests that needed what it provides fail with their own message.
+# Three jobs from the start, each in its own session and process group (setsid),
+# so that cleanup stops what they started too, and at a lower priority than the
+# foreground phases, which the run waits on (session_nice, hack/lib/phase.sh:
+# nice alone does not lower a job that runs in its own session where the kernel
+# shares the CPU between sessions first). The compilation ahead comes first
+# (lint, test-race and test-arm64 wait for it), then the control plane (only
+# test-live waits for it), the downloads last (mostly waiting on the network).
+# A job that fails does not stop the run: the tests that needed what it
+# provides fail with their own message.
 provision_control_plane() {
   local start=$SECONDS
   echo "control-plane binaries (kube-apiserver, etcd, kubectl; a cold build takes about 6 minutes)"
@@ -101,30 +113,52 @@ provision_downloads() {
 # --- compilation ahead (background) ---------------------------------------------
 # What the later phases compile, started now beside verify so that both cores
 # stay busy: the pinned golangci-lint (the lint phase waits for it), the race
-# configuration of the race packages (test-race) and the arm64 build
-# (test-arm64). `go vet` compiles a package and its tests as `go test` does,
-# without linking, so those phases find their packages in the build cache. Each
-# is a configuration of its own, so nothing here repeats verify's compilation;
-# with a warm cache it all takes seconds. A failure here fails nothing: the
-# phase that needs the build reports it.
+# configuration of the race packages (test-race, test-live) and the arm64 build
+# (test-arm64). `go list -export -deps -test` compiles packages and their tests
+# as `go test` does, without vet's analysis and without linking, so those phases
+# find their packages in the build cache. Each is a configuration of its own, so
+# nothing here repeats verify's compilation; with a warm cache it all takes
+# seconds. A failure here fails nothing: the phase that needs the build reports
+# it. Each step leaves a mark in $work (NAME.done) that its phase waits for, so
+# that a phase never compiles what is being compiled here.
 compile_ahead() {
   local start=$SECONDS race
   make --no-print-directory lint-tool || echo "golangci-lint did not build here; the lint phase will try again"
   touch "$work/lint-tool.done"
   read -ra race <<<"$(hack/test-packages.sh race)"
   echo "the race build of ${#race[@]} packages"
-  CGO_ENABLED=1 go vet -race "${race[@]}" >/dev/null 2>&1 || echo "the race build failed here; test-race will say why"
+  CGO_ENABLED=1 go list -race -export -deps -test "${race[@]}" >/dev/null 2>&1 ||
+    echo "the race build failed here; test-race will say why"
+  touch "$work/race-build.done"
   echo "the arm64 build"
   hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
+  touch "$work/arm64-build.done"
   echo $((SECONDS - start)) >"$work/compile-ahead.seconds"
 }
-export -f provision_control_plane provision_downloads compile_ahead
+export -f provision_control_plane provision_downloads compile_ahead session_nice
 export work
-for job in provision_control_plane provision_downloads compile_ahead; do
-  setsid bash -c 'set -o pipefail; nice -n 10 bash -c "$0" 2>&1 | sed -u "s/^/  ${0//_/ } | /"' "$job" &
+declare -A job_nice=([compile_ahead]=5 [provision_control_plane]=10 [provision_downloads]=10)
+declare -A job_pid=()
+for job in compile_ahead provision_control_plane provision_downloads; do
+  setsid bash -c 'session_nice "$1"; set -o pipefail; nice -n "$1" bash -c "$0" 2>&1 | sed -u "s/^/  ${0//_/ } | /"' \
+    "$job" "${job_nice[$job]}" &
   bg_pids+=($!)
+  job_pid[$job]=$!
 done
-ahead_pid=${bg_pids[2]}
+# await_mark MARK JOB: until the background JOB has left $work/MARK, or ended.
+await_mark() {
+  while [ ! -e "$work/$1" ] && kill -0 "${job_pid[$2]}" 2>/dev/null; do sleep 1; done
+}
+# The downloads' results, for the tests that use them (chromium's path reaches
+# the rendering test as KDYN_CHROMIUM; without it, that test looks for chromium
+# itself and fails under make test if there is none).
+await_downloads() {
+  while kill -0 "${job_pid[provision_downloads]}" 2>/dev/null; do sleep 1; done
+  if [ -s "$work/chromium" ]; then
+    KDYN_CHROMIUM=$(cat "$work/chromium")
+    export KDYN_CHROMIUM
+  fi
+}
 
 # --- verify, lint ----------------------------------------------------------------
 # A failed phase does not stop the run: every later phase still runs, so one run
@@ -132,10 +166,40 @@ ahead_pid=${bg_pids[2]}
 failed=()
 phase verify make --no-print-directory verify || failed+=(verify)
 lint_when_built() {
-  while [ ! -e "$work/lint-tool.done" ] && kill -0 "$ahead_pid" 2>/dev/null; do sleep 1; done
+  await_mark lint-tool.done compile_ahead
   make --no-print-directory lint
 }
 phase lint lint_when_built || failed+=(lint)
+
+# --- offline tests, while the control plane builds ----------------------------
+# testsum is built once, for every run below.
+go build -o "$work/testsum" ./hack/testsum
+export KDYN_TESTSUM=$work/testsum
+read -ra race_offline <<<"$(hack/test-packages.sh race-offline)"
+read -ra plain_offline <<<"$(hack/test-packages.sh plain-offline)"
+read -ra race_live <<<"$(hack/test-packages.sh race-live)"
+read -ra plain_live <<<"$(hack/test-packages.sh plain-live)"
+hostile_offline=() hostile_live=()
+for p in "${race_offline[@]}" "${plain_offline[@]}"; do
+  case $p in */pkg/routecore) ;; *) hostile_offline+=("$p") ;; esac
+done
+for p in "${race_live[@]}" "${plain_live[@]}"; do
+  case $p in */test/e2e | */internal/testutil/kubeenv) ;; *) hostile_live+=("$p") ;; esac
+done
+race_when_built() {
+  await_mark race-build.done compile_ahead
+  await_downloads
+  gotest race -race -shuffle=on -count=1 -timeout 20m "$@"
+}
+arm64_when_built() {
+  await_mark arm64-build.done compile_ahead
+  await_downloads
+  hack/test-arm64.sh
+}
+CGO_ENABLED=1 phase test-race race_when_built "${race_offline[@]}" || failed+=(test-race)
+phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_offline[@]}" || failed+=(test-plain)
+phase test-arm64 arm64_when_built || failed+=(test-arm64)
+phase hostile-env hack/hostile-env.sh "${hostile_offline[@]}" || failed+=(hostile-env)
 
 # --- wait for the background jobs -------------------------------------------------
 record_background() { # NAME BUDGET FILE: the job's time, when it finished
@@ -147,32 +211,33 @@ wait_background() {
   local pid rc=0
   for pid in "${bg_pids[@]}"; do wait "$pid" || rc=1; done
   bg_pids=()
-  record_background "provision control plane" 700 control-plane
+  record_background "compile ahead" 500 compile-ahead
+  record_background "provision control plane" 900 control-plane
   record_background "provision downloads" 300 downloads
-  record_background "compile ahead" 700 compile-ahead
   if [ $rc -ne 0 ]; then echo "provisioning failed (see the 'provision … | FAILED' lines above)" >&2; fi
   return $rc
 }
 phase "background wait" wait_background || failed+=(provision)
 KDYN_TESTBIN=$(cat "$work/testbin" 2>/dev/null || true)
 export KDYN_TESTBIN
-# Without it (provisioning failed, see above) the rendering test looks for
-# chromium itself, and fails under make test if there is none.
-if [ -s "$work/chromium" ]; then
-  KDYN_CHROMIUM=$(cat "$work/chromium")
-  export KDYN_CHROMIUM
-fi
 
-# --- tests -------------------------------------------------------------------------
-# testsum is built once, for every run below.
-go build -o "$work/testsum" ./hack/testsum
-export KDYN_TESTSUM=$work/testsum
-read -ra race_pkgs <<<"$(hack/test-packages.sh race)"
-read -ra plain_pkgs <<<"$(hack/test-packages.sh plain)"
-CGO_ENABLED=1 phase test-race gotest race -race -shuffle=on -count=1 -timeout 20m "${race_pkgs[@]}" || failed+=(test-race)
-phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_pkgs[@]}" || failed+=(test-plain)
-phase test-arm64 hack/test-arm64.sh || failed+=(test-arm64)
-phase hostile-env hack/hostile-env.sh || failed+=(hostile-env)
+# --- live tests ----------------------------------------------------------------------
+# The race and plain live packages and their hostile-environment run, side by
+# side: their tests mostly wait on the API server, etcd and the plugin's
+# processes. Each run's lines are shown together once it ends.
+live_tests() {
+  local rc=0 r
+  CGO_ENABLED=1 gotest race-live -race -shuffle=on -count=1 -timeout 20m "${race_live[@]}" >"$work/live-race" 2>&1 &
+  local p1=$!
+  gotest plain-live -shuffle=on -count=1 -timeout 20m "${plain_live[@]}" >"$work/live-plain" 2>&1 &
+  local p2=$!
+  hack/hostile-env.sh "${hostile_live[@]}" >"$work/live-hostile" 2>&1 &
+  local p3=$!
+  for p in $p1 $p2 $p3; do wait "$p" || rc=1; done
+  for r in race plain hostile; do cat "$work/live-$r"; done
+  return $rc
+}
+phase test-live live_tests || failed+=(test-live)
 
 printf '\n== summary (%ss in all)\n' $((SECONDS - began))
 phase_record "make test" 900 $((SECONDS - began))
