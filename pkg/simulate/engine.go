@@ -101,7 +101,7 @@ func (e Engine) Validate() error {
 func (e Engine) Info() EngineInfo { return EngineInfo(e) }
 
 func (e Engine) stepMs(active int) float64 {
-	return e.DecodeStepMs + e.DecodeStepMsPerSequence*float64(active)
+	return e.DecodeStepMs + float64(e.DecodeStepMsPerSequence*float64(active))
 }
 
 // lru is one dp rank's prefix cache: sequence hashes in least-recently-used

@@ -111,7 +111,7 @@ func (s *state) saturation(threshold float64) []Saturation {
 				}
 			}
 			if u.prefills {
-				add(0, d, wi, s.eng.PrefillTokensPerSecondPerGPU*u.gpus, false, u.prefillTokens)
+				add(0, d, wi, float64(s.eng.PrefillTokensPerSecondPerGPU*u.gpus), false, u.prefillTokens)
 			}
 			if u.decodes {
 				add(1, d, wi, decodeCap, decodeUnbounded, u.decodeTokens)

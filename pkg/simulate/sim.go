@@ -1107,7 +1107,7 @@ func (s *state) startPrefill(u *unit) {
 	hit := u.cache.prefix(r.seq)
 	newTokens := max(r.isl-hit*s.bs, 0)
 	u.prefillTokens += float64(newTokens)
-	ms := float64(newTokens) / (s.eng.PrefillTokensPerSecondPerGPU * u.gpus) * 1000
+	ms := float64(float64(newTokens) / float64(s.eng.PrefillTokensPerSecondPerGPU*u.gpus) * 1000)
 	s.push(event{t: s.now + ms, kind: evPrefillDone, u: u, r: r})
 }
 
@@ -1130,7 +1130,7 @@ func (s *state) prefillDone(u *unit, r *req) {
 		if r.crossDom {
 			per = s.eng.KvTransferMsPerBlockCrossDomain
 		}
-		s.push(event{t: s.now + per*float64(len(r.seq)), kind: evDecodeStart, u: r.dec, r: r})
+		s.push(event{t: s.now + float64(per*float64(len(r.seq))), kind: evDecodeStart, u: r.dec, r: r})
 	default:
 		s.decodeStart(u, r)
 	}
@@ -1188,7 +1188,7 @@ func (s *state) decReschedule(u *unit) {
 		return
 	}
 	next := u.decHeap[0].target
-	dt := max(next-u.decG, 0) * s.eng.stepMs(u.decHeap.Len())
+	dt := float64(max(next-u.decG, 0) * s.eng.stepMs(u.decHeap.Len()))
 	s.push(event{t: s.now + dt, kind: evDecodeDone, u: u, ver: u.decVer})
 }
 

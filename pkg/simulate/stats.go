@@ -114,7 +114,7 @@ func (l *level) stats(end float64) LoadStats {
 	var total, area float64
 	for _, v := range vals {
 		total += l.dur[v]
-		area += float64(v) * l.dur[v]
+		area += float64(float64(v) * l.dur[v])
 	}
 	if total == 0 {
 		return LoadStats{Peak: float64(l.peak)}
@@ -203,9 +203,9 @@ func (s *series) area(d int, decode bool, v int, t0, t1 float64) {
 			end = t1
 		}
 		if decode {
-			b.decode[d] += float64(v) * (end - t)
+			b.decode[d] += float64(float64(v) * (end - t))
 		} else {
-			b.prefill[d] += float64(v) * (end - t)
+			b.prefill[d] += float64(float64(v) * (end - t))
 		}
 		t = end
 	}

@@ -81,11 +81,12 @@ func Sites(t testing.TB, dir, goarch string, tests bool) []Site {
 	return sites
 }
 
-// Check compiles the package in dir for each of Arches (its tests too when
-// tests is set) and fails t on every fused multiply-add on a source line that
-// does not call math.FMA at least as many times. It returns how many fused
-// instructions the source asks for explicitly, per architecture and pass.
-func Check(t testing.TB, dir string, tests bool) map[string]int {
+// Check compiles the package in dir for each of arches (Arches when none is
+// given; its tests too when tests is set) and fails t on every fused
+// multiply-add on a source line that does not call math.FMA at least as many
+// times. It returns how many fused instructions the source asks for
+// explicitly, per architecture and pass.
+func Check(t testing.TB, dir string, tests bool, arches ...string) map[string]int {
 	t.Helper()
 	src := map[string][]string{}
 	sourceLine := func(file string, n int) string {
@@ -114,7 +115,10 @@ func Check(t testing.TB, dir string, tests bool) map[string]int {
 	if tests {
 		passes = append(passes, true)
 	}
-	for _, goarch := range Arches {
+	if len(arches) == 0 {
+		arches = Arches
+	}
+	for _, goarch := range arches {
 		for _, withTests := range passes {
 			key := goarch
 			if withTests {

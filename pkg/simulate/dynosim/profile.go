@@ -284,16 +284,16 @@ func fitLine(xs, ys []float64) (a, b float64, how string) {
 	var sxx, sxy, sxx0, sxy0 float64
 	for i := range xs {
 		dx := xs[i] - mx
-		sxx += dx * dx
-		sxy += dx * (ys[i] - my)
-		sxx0 += xs[i] * xs[i]
-		sxy0 += xs[i] * ys[i]
+		sxx += float64(dx * dx)
+		sxy += float64(dx * (ys[i] - my))
+		sxx0 += float64(xs[i] * xs[i])
+		sxy0 += float64(xs[i] * ys[i])
 	}
 	if sxx == 0 || len(xs) < 2 {
 		return my, 0, "one distinct batch size: flat at the mean"
 	}
 	b = sxy / sxx
-	a = my - b*mx
+	a = my - float64(b*mx)
 	switch {
 	case b < 0:
 		return my, 0, "negative slope clamped: flat at the mean"

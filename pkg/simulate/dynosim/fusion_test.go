@@ -1,0 +1,17 @@
+package dynosim
+
+import (
+	"testing"
+
+	"github.com/ai-dynamo/kubectl-dynamo/internal/testutil/fusion"
+)
+
+// TestNoImplicitFusedMultiplyAdd: the engine profile's least-squares fits must
+// round on arm64 as on amd64, so that a profile gives the same engine model on
+// every platform the release ships (internal/testutil/fusion).
+func TestNoImplicitFusedMultiplyAdd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: cross-compiles the package; the native run does it")
+	}
+	fusion.Check(t, ".", false, "arm64") // the shipped architecture; routecore adds s390x
+}
