@@ -26,16 +26,16 @@
 #               concurrently (hack/test-packages.sh race-offline)
 #   test-plain  go test over the other offline packages (plain-offline)
 #   test-arm64  the routing core and the dry run as arm64 binaries (qemu)
-#   hostile-env the offline packages again, under a hostile environment
-#               (hack/hostile-env.sh)
 #   background wait  for the jobs above (by now, the control plane)
 #   test-live   the packages whose tests start a real control plane, the race
-#               ones and the others side by side, and their hostile-environment
-#               run beside them (race-live, plain-live)
+#               ones and the others side by side (race-live, plain-live), and
+#               beside them hostile-env: every package again, but e2e's and
+#               kubeenv's, under a hostile environment (hack/hostile-env.sh)
 #
 # The offline packages run while the control plane still builds: it is needed
 # by ten packages only, and their tests wait on processes more than they
-# compute, so they run side by side at the end.
+# compute, so they run side by side at the end, with the hostile-environment
+# run to use the CPU they leave.
 #
 # Every go test run goes through hack/testsum, which shows only failures, lists
 # every skip with its reason and ends with "tests: N passed, N failed, N skipped".
@@ -55,7 +55,7 @@ cd "$(dirname "$0")/.."
 # compilation of test-race and test-arm64 happens in the background (below), so
 # their budgets are for linking and running; the background wait's is for the
 # rest of the background work.
-phase_plan verify 300 lint 300 test-race 400 test-plain 120 test-arm64 90 hostile-env 120 \
+phase_plan verify 300 lint 300 test-race 400 test-plain 120 test-arm64 90 \
   "background wait" 300 test-live 300
 
 export KDYN_CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}"
@@ -179,12 +179,9 @@ read -ra race_offline <<<"$(hack/test-packages.sh race-offline)"
 read -ra plain_offline <<<"$(hack/test-packages.sh plain-offline)"
 read -ra race_live <<<"$(hack/test-packages.sh race-live)"
 read -ra plain_live <<<"$(hack/test-packages.sh plain-live)"
-hostile_offline=() hostile_live=()
-for p in "${race_offline[@]}" "${plain_offline[@]}"; do
-  case $p in */pkg/routecore) ;; *) hostile_offline+=("$p") ;; esac
-done
-for p in "${race_live[@]}" "${plain_live[@]}"; do
-  case $p in */test/e2e | */internal/testutil/kubeenv) ;; *) hostile_live+=("$p") ;; esac
+hostile=()
+for p in "${race_offline[@]}" "${plain_offline[@]}" "${race_live[@]}" "${plain_live[@]}"; do
+  case $p in */pkg/routecore | */test/e2e | */internal/testutil/kubeenv) ;; *) hostile+=("$p") ;; esac
 done
 race_when_built() {
   await_mark race-build.done compile_ahead
@@ -199,7 +196,6 @@ arm64_when_built() {
 CGO_ENABLED=1 phase test-race race_when_built "${race_offline[@]}" || failed+=(test-race)
 phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_offline[@]}" || failed+=(test-plain)
 phase test-arm64 arm64_when_built || failed+=(test-arm64)
-phase hostile-env hack/hostile-env.sh "${hostile_offline[@]}" || failed+=(hostile-env)
 
 # --- wait for the background jobs -------------------------------------------------
 record_background() { # NAME BUDGET FILE: the job's time, when it finished
@@ -222,22 +218,28 @@ KDYN_TESTBIN=$(cat "$work/testbin" 2>/dev/null || true)
 export KDYN_TESTBIN
 
 # --- live tests ----------------------------------------------------------------------
-# The race and plain live packages and their hostile-environment run, side by
-# side: their tests mostly wait on the API server, etcd and the plugin's
-# processes. Each run's lines are shown together once it ends.
+# The race and plain live packages, and the hostile-environment run, side by
+# side: the live tests mostly wait on the API server, etcd and the plugin's
+# processes, and the hostile run takes the CPU they leave. Each run's lines are
+# shown together once it ends; a failure names its run (race-live, plain-live,
+# hostile-env).
 live_tests() {
-  local rc=0 r
-  CGO_ENABLED=1 gotest race-live -race -shuffle=on -count=1 -timeout 20m "${race_live[@]}" >"$work/live-race" 2>&1 &
-  local p1=$!
-  gotest plain-live -shuffle=on -count=1 -timeout 20m "${plain_live[@]}" >"$work/live-plain" 2>&1 &
-  local p2=$!
-  hack/hostile-env.sh "${hostile_live[@]}" >"$work/live-hostile" 2>&1 &
-  local p3=$!
-  for p in $p1 $p2 $p3; do wait "$p" || rc=1; done
-  for r in race plain hostile; do cat "$work/live-$r"; done
+  local rc=0 r pid
+  declare -A pids=()
+  CGO_ENABLED=1 gotest race-live -race -shuffle=on -count=1 -timeout 20m "${race_live[@]}" >"$work/race-live" 2>&1 &
+  pids[race-live]=$!
+  gotest plain-live -shuffle=on -count=1 -timeout 20m "${plain_live[@]}" >"$work/plain-live" 2>&1 &
+  pids[plain-live]=$!
+  hack/hostile-env.sh "${hostile[@]}" >"$work/hostile-env" 2>&1 &
+  pids[hostile-env]=$!
+  for r in race-live plain-live hostile-env; do
+    if ! wait "${pids[$r]}"; then rc=1; live_failed+=("$r"); fi
+    cat "$work/$r"
+  done
   return $rc
 }
-phase test-live live_tests || failed+=(test-live)
+live_failed=()
+phase test-live live_tests || failed+=("${live_failed[@]}")
 
 printf '\n== summary (%ss in all)\n' $((SECONDS - began))
 phase_record "make test" 900 $((SECONDS - began))
