@@ -26,13 +26,11 @@
 #               concurrently (hack/test-packages.sh race-offline)
 #   test-plain  go test over the other offline packages (plain-offline)
 #   test-arm64  the routing core and the dry run as arm64 binaries (qemu)
-#   background wait  for the jobs above (by now, the control plane), with
-#               hostile-env's offline part beside it: the offline packages
-#               again, under a hostile environment (hack/hostile-env.sh), at the
-#               control plane's priority
+#   background wait  for the jobs above (by now, the control plane)
 #   test-live   the packages whose tests start a real control plane, the race
 #               ones and the others side by side (race-live, plain-live), and
-#               beside them hostile-env's live part
+#               beside them hostile-env: every package again, but e2e's and
+#               kubeenv's, under a hostile environment (hack/hostile-env.sh)
 #
 # The offline packages run while the control plane still builds: it is needed
 # by ten packages only, and their tests wait on processes more than they
@@ -181,12 +179,9 @@ read -ra race_offline <<<"$(hack/test-packages.sh race-offline)"
 read -ra plain_offline <<<"$(hack/test-packages.sh plain-offline)"
 read -ra race_live <<<"$(hack/test-packages.sh race-live)"
 read -ra plain_live <<<"$(hack/test-packages.sh plain-live)"
-hostile_offline=() hostile_live=()
-for p in "${race_offline[@]}" "${plain_offline[@]}"; do
-  case $p in */pkg/routecore) ;; *) hostile_offline+=("$p") ;; esac
-done
-for p in "${race_live[@]}" "${plain_live[@]}"; do
-  case $p in */test/e2e | */internal/testutil/kubeenv) ;; *) hostile_live+=("$p") ;; esac
+hostile=()
+for p in "${race_offline[@]}" "${plain_offline[@]}" "${race_live[@]}" "${plain_live[@]}"; do
+  case $p in */pkg/routecore | */test/e2e | */internal/testutil/kubeenv) ;; *) hostile+=("$p") ;; esac
 done
 race_when_built() {
   await_mark race-build.done compile_ahead
@@ -208,25 +203,10 @@ record_background() { # NAME BUDGET FILE: the job's time, when it finished
 }
 # (The jobs' own times are recorded before the phase ends, so that a report
 # made when the run clock stops the run there says where the time went.)
-# Beside the wait, at the control plane's priority and in a session of its
-# own: the hostile-environment run of the offline packages, which takes what
-# the end of the control plane's build (linking, then etcd) leaves idle.
-hostile_failed=
 wait_background() {
-  local pid rc=0 hpid
-  setsid bash -c 'session_nice 10; exec nice -n 10 hack/hostile-env.sh "$@"' hostile-env "${hostile_offline[@]}" \
-    >"$work/hostile-offline" 2>&1 &
-  hpid=$!
-  bg_pids+=("$hpid")
-  for pid in "${bg_pids[@]}"; do
-    if [ "$pid" = "$hpid" ]; then
-      wait "$pid" || hostile_failed=1
-    else
-      wait "$pid" || rc=1
-    fi
-  done
+  local pid rc=0
+  for pid in "${bg_pids[@]}"; do wait "$pid" || rc=1; done
   bg_pids=()
-  sed 's/^/  hostile-env (offline) | /' "$work/hostile-offline"
   record_background "compile ahead" 500 compile-ahead
   record_background "provision control plane" 900 control-plane
   record_background "provision downloads" 300 downloads
@@ -234,7 +214,6 @@ wait_background() {
   return $rc
 }
 phase "background wait" wait_background || failed+=(provision)
-if [ -n "$hostile_failed" ]; then failed+=(hostile-env); fi
 KDYN_TESTBIN=$(cat "$work/testbin" 2>/dev/null || true)
 export KDYN_TESTBIN
 
@@ -251,7 +230,7 @@ live_tests() {
   pids[race-live]=$!
   gotest plain-live -shuffle=on -count=1 -timeout 20m "${plain_live[@]}" >"$work/plain-live" 2>&1 &
   pids[plain-live]=$!
-  hack/hostile-env.sh "${hostile_live[@]}" >"$work/hostile-env" 2>&1 &
+  hack/hostile-env.sh "${hostile[@]}" >"$work/hostile-env" 2>&1 &
   pids[hostile-env]=$!
   for r in race-live plain-live hostile-env; do
     if ! wait "${pids[$r]}"; then rc=1; live_failed+=("$r"); fi
