@@ -207,7 +207,7 @@ wait_background() {
   local pid rc=0
   for pid in "${bg_pids[@]}"; do wait "$pid" || rc=1; done
   bg_pids=()
-  record_background "compile ahead" 500 compile-ahead
+  record_background "compile ahead" 700 compile-ahead
   record_background "provision control plane" 900 control-plane
   record_background "provision downloads" 300 downloads
   if [ $rc -ne 0 ]; then echo "provisioning failed (see the 'provision … | FAILED' lines above)" >&2; fi
