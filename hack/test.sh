@@ -88,12 +88,26 @@ began=$SECONDS
 # test-live waits for it), the downloads last (mostly waiting on the network).
 # A job that fails does not stop the run: the tests that needed what it
 # provides fail with their own message.
+# job_step WHAT: a line with the job's time and CPU so far (the job's $start).
+job_step() {
+  local cpu
+  cpu_ms cpu
+  echo "$1 at ${SECONDS}s, CPU so far $(((cpu + 500) / 1000))s"
+}
+# job_done NAME START: the job's wall and CPU seconds, for its row in the report.
+job_done() {
+  local cpu
+  job_step "done"
+  cpu_ms cpu
+  echo $((SECONDS - $2)) >"$work/$1.seconds"
+  echo "$cpu" >"$work/$1.cpu-ms"
+}
 provision_control_plane() {
   local start=$SECONDS
   echo "control-plane binaries (kube-apiserver, etcd, kubectl; a cold build takes about 6 minutes)"
   hack/testbin/provision.sh >"$work/testbin" || { echo "FAILED: the control plane did not build"; exit 1; }
   echo "control plane ready in $(cat "$work/testbin")"
-  echo $((SECONDS - start)) >"$work/control-plane.seconds"
+  job_done control-plane "$start"
 }
 # The downloads wait on the network and dpkg more than on the CPU, so they run
 # beside the control-plane build rather than after it.
@@ -107,7 +121,7 @@ provision_downloads() {
   fi
   echo "chromium for the SVG rendering test (Debian, apt-get install once)"
   if hack/chromium/provision.sh >"$work/chromium"; then echo "chromium: $(cat "$work/chromium")"; fi
-  echo $((SECONDS - start)) >"$work/downloads.seconds"
+  job_done downloads "$start"
   return $rc
 }
 # --- compilation ahead (background) ---------------------------------------------
@@ -125,17 +139,19 @@ compile_ahead() {
   local start=$SECONDS race
   make --no-print-directory lint-tool || echo "golangci-lint did not build here; the lint phase will try again"
   touch "$work/lint-tool.done"
+  job_step "golangci-lint built"
   read -ra race <<<"$(hack/test-packages.sh race)"
   echo "the race build of ${#race[@]} packages"
   CGO_ENABLED=1 go list -race -export -deps -test "${race[@]}" >/dev/null 2>&1 ||
     echo "the race build failed here; test-race will say why"
   touch "$work/race-build.done"
+  job_step "race build done"
   echo "the arm64 build"
   hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
   touch "$work/arm64-build.done"
-  echo $((SECONDS - start)) >"$work/compile-ahead.seconds"
+  job_done compile-ahead "$start"
 }
-export -f provision_control_plane provision_downloads compile_ahead session_nice
+export -f provision_control_plane provision_downloads compile_ahead job_step job_done session_nice cpu_ms _times_ms
 export work
 declare -A job_nice=([compile_ahead]=5 [provision_control_plane]=10 [provision_downloads]=10)
 declare -A job_pid=()
@@ -199,7 +215,11 @@ phase test-arm64 arm64_when_built || failed+=(test-arm64)
 
 # --- wait for the background jobs -------------------------------------------------
 record_background() { # NAME BUDGET FILE: the job's time, when it finished
-  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")"; fi
+  local ms=0
+  [ ! -s "$work/$3.cpu-ms" ] || ms=$(cat "$work/$3.cpu-ms")
+  # (the background wait's own row leaves out what this row shows)
+  PHASE_CPU_ELSEWHERE=$((PHASE_CPU_ELSEWHERE + ms))
+  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")" $(((ms + 500) / 1000)); fi
 }
 # (The jobs' own times are recorded before the phase ends, so that a report
 # made when the run clock stops the run there says where the time went.)
@@ -242,7 +262,8 @@ live_failed=()
 phase test-live live_tests || failed+=("${live_failed[@]}")
 
 printf '\n== summary (%ss in all)\n' $((SECONDS - began))
-phase_record "make test" 900 $((SECONDS - began))
+cpu_ms total_cpu
+phase_record "make test" 900 $((SECONDS - began)) $(((total_cpu + 500) / 1000))
 phase_report
 rc=0
 "$KDYN_TESTSUM" -total "$KDYN_TEST_RECORDS" -label total || rc=1

@@ -9,9 +9,18 @@
 #   phase_plan NAME BUDGET [NAME BUDGET ...]   the script's foreground phases and
 #                                              their budgets in seconds
 #   phase NAME COMMAND [ARGS...]               run a planned phase
-#   phase_record NAME BUDGET SECONDS           a row for time spent elsewhere
+#   phase_record NAME BUDGET SECONDS [CPU]     a row for time spent elsewhere
 #                                              (in the background); not judged
 #   phase_report                               the table and what ran long
+#   cpu_ms VAR                                 CPU milliseconds (user + sys) of
+#                                              the calling shell's finished
+#                                              children, into VAR
+#
+# Each row also shows the CPU its processes used (user + sys): on a machine
+# whose cores are busy for the whole run, only less work makes it shorter, and
+# the CPU column says where the work is. A phase's CPU is that of what it ran
+# and waited for (the background wait's is the background jobs', which their own
+# rows show: its row leaves them out).
 #
 # CI's one hard time rule lives here too, and only under .ci/run, which sets
 # KDYN_RUN_LEDGER (a file) and KDYN_RUNCLOCK (where hack/runclock is built): every
@@ -46,6 +55,30 @@ session_nice() {
 
 declare -A PHASE_BUDGET=()
 PHASE_ROWS=()
+# CPU milliseconds that the running phase waited for but that other rows show
+# (a phase command adds to it: the background wait, for the jobs' own rows).
+PHASE_CPU_ELSEWHERE=0
+
+# cpu_ms VAR: the CPU milliseconds (user + sys) of this shell's children that
+# have ended and been waited for (bash's `times`, second line), into VAR. Not in
+# a subshell: a forked shell starts with none.
+cpu_ms() {
+  local f u s
+  f=$(mktemp)
+  times >"$f"
+  { read -r _ _ && read -r u s; } <"$f"
+  rm -f "$f"
+  printf -v "$1" '%s' $(($(_times_ms "$u") + $(_times_ms "$s")))
+}
+# _times_ms 1m2.345s -> 62345
+_times_ms() {
+  local t=${1%s} m sec
+  m=${t%%m*}
+  sec=${t#*m}
+  local whole=${sec%%.*} frac=${sec#*.}000
+  [ "$whole" != "$sec" ] || frac=000
+  echo $((10#$m * 60000 + 10#$whole * 1000 + 10#${frac:0:3}))
+}
 
 phase_plan() {
   while [ $# -ge 2 ]; do
@@ -55,10 +88,10 @@ phase_plan() {
   done
 }
 
-# _phase_row NAME SECONDS BUDGET STATUS: one row of the report.
+# _phase_row NAME SECONDS BUDGET STATUS [CPU-SECONDS]: one row of the report.
 _phase_row() {
-  PHASE_ROWS+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"$4")
-  if [ -n "${KDYN_PHASE_ROWS:-}" ]; then printf '%s\t%s\t%s\t%s\n' "$@" >>"$KDYN_PHASE_ROWS"; fi
+  PHASE_ROWS+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"$4"$'\t'"${5:-}")
+  if [ -n "${KDYN_PHASE_ROWS:-}" ]; then printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-}" >>"$KDYN_PHASE_ROWS"; fi
 }
 
 # _phase_over SECONDS BUDGET: "" when within the budget, else "+Ns (+P%)".
@@ -67,10 +100,10 @@ _phase_over() {
   printf '+%ss (+%s%%)' $(($1 - $2)) $((($1 - $2) * 100 / $2))
 }
 
-_phase_end() { # NAME SECONDS BUDGET STATUS
+_phase_end() { # NAME SECONDS BUDGET STATUS [CPU-SECONDS]
   local over
   over=$(_phase_over "$2" "$3")
-  printf -- '-- %s: %ss (budget %ss) %s%s\n' "$1" "$2" "$3" "$4" "${over:+, OVER BUDGET: $over}"
+  printf -- '-- %s: %ss (budget %ss%s) %s%s\n' "$1" "$2" "$3" "${5:+, CPU ${5}s}" "$4" "${over:+, OVER BUDGET: $over}"
   if [ -n "$over" ]; then
     printf '!! %s ran OVER BUDGET: %ss of %ss, %s. Not a failure; find what got slower (docs/development.md, "Time budget").\n' \
       "${1#"${1%%[! ]*}"}" "$2" "$3" "$over" >&2
@@ -85,13 +118,17 @@ phase() {
     echo "phase.sh: phase '$name' has no budget (phase_plan)" >&2
     return 2
   fi
-  local start=$SECONDS rc=0
+  local start=$SECONDS rc=0 cpu0 cpu1
   printf '\n== %s (budget %ss)\n' "$name" "$budget"
+  PHASE_CPU_ELSEWHERE=0
+  cpu_ms cpu0
   "$@" || rc=$?
-  local took=$((SECONDS - start)) status=ok
+  cpu_ms cpu1
+  local took=$((SECONDS - start)) status=ok cpu=$(((cpu1 - cpu0 - PHASE_CPU_ELSEWHERE + 500) / 1000))
+  [ "$cpu" -ge 0 ] || cpu=0
   [ "$rc" -eq 0 ] || status="failed (exit $rc)"
-  _phase_row "$name" "$took" "$budget" "$status"
-  _phase_end "$name" "$took" "$budget" "$status"
+  _phase_row "$name" "$took" "$budget" "$status" "$cpu"
+  _phase_end "$name" "$took" "$budget" "$status" "$cpu"
   if [ -n "${KDYN_RUN_LEDGER:-}" ]; then
     printf 'done\t%s\t%s\n' "$took" "$name" >>"$KDYN_RUN_LEDGER"
     phase_clock
@@ -129,21 +166,21 @@ phase_clock() {
 }
 
 phase_record() {
-  local name=$1 budget=$2 took=$3
-  _phase_row "$name" "$took" "$budget" ok
-  _phase_end "$name" "$took" "$budget" ok
+  local name=$1 budget=$2 took=$3 cpu=${4:-}
+  _phase_row "$name" "$took" "$budget" ok "$cpu"
+  _phase_end "$name" "$took" "$budget" ok "$cpu"
 }
 
 phase_report() {
   local rows=("${PHASE_ROWS[@]}")
   if [ -n "${KDYN_PHASE_ROWS:-}" ] && [ -s "$KDYN_PHASE_ROWS" ]; then mapfile -t rows <"$KDYN_PHASE_ROWS"; fi
   [ "${#rows[@]}" -gt 0 ] || return 0
-  local row name took budget status over long=()
-  printf '\nphases:\n'
+  local row name took budget status cpu over long=()
+  printf '\n%-41s %6s   %13s   %6s\n' phases: wall budget 'CPU (user + sys)'
   for row in "${rows[@]}"; do
-    IFS=$'\t' read -r name took budget status <<<"$row"
+    IFS=$'\t' read -r name took budget status cpu <<<"$row"
     over=$(_phase_over "$took" "$budget")
-    printf '  %-38s %5ds   budget %5ds   %s%s\n' "$name" "$took" "$budget" "$status" "${over:+   OVER BUDGET $over}"
+    printf '  %-38s %5ds   budget %5ds   %6s   %s%s\n' "$name" "$took" "$budget" "${cpu:+${cpu}s}" "$status" "${over:+   OVER BUDGET $over}"
     if [ -n "$over" ]; then long+=("$(printf '%s: %ss of %ss, %s' "${name#"${name%%[! ]*}"}" "$took" "$budget" "$over")"); fi
   done
   if [ "${#long[@]}" -eq 0 ]; then
