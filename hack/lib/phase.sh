@@ -19,8 +19,7 @@
 # Each row also shows the CPU its processes used (user + sys): on a machine
 # whose cores are busy for the whole run, only less work makes it shorter, and
 # the CPU column says where the work is. A phase's CPU is that of what it ran
-# and waited for (the background wait's is the background jobs', which their own
-# rows show: its row leaves them out).
+# (a background job's CPU is in the job's own row: phase_background).
 #
 # CI's one hard time rule lives here too, and only under .ci/run, which sets
 # KDYN_RUN_LEDGER (a file) and KDYN_RUNCLOCK (where hack/runclock is built): every
@@ -55,9 +54,28 @@ session_nice() {
 
 declare -A PHASE_BUDGET=()
 PHASE_ROWS=()
-# CPU milliseconds that the running phase waited for but that other rows show
-# (a phase command adds to it: the background wait, for the jobs' own rows).
-PHASE_CPU_ELSEWHERE=0
+# The background jobs (PID -> the file where the job writes its own CPU
+# milliseconds when it ends; phase_background). The shell counts a child's CPU
+# when it reaps it, whichever phase is running then: a phase's row leaves out
+# the jobs reaped during it, which have rows of their own.
+declare -A PHASE_BG=()
+
+# phase_background PID FILE: a background job of this shell; FILE is where it
+# writes its CPU milliseconds (user + sys) before it ends.
+phase_background() { PHASE_BG[$1]=$2; }
+
+# _bg_reaped_ms VAR: the CPU milliseconds of the background jobs reaped so far
+# (kill -0 still finds a child that ended and has not been reaped: its CPU is
+# not counted yet either).
+_bg_reaped_ms() {
+  local pid sum=0
+  for pid in "${!PHASE_BG[@]}"; do
+    if ! kill -0 "$pid" 2>/dev/null && [ -s "${PHASE_BG[$pid]}" ]; then
+      sum=$((sum + $(cat "${PHASE_BG[$pid]}")))
+    fi
+  done
+  printf -v "$1" '%s' "$sum"
+}
 
 # cpu_ms VAR: the CPU milliseconds (user + sys) of this shell's children that
 # have ended and been waited for (bash's `times`, second line), into VAR. Not in
@@ -118,13 +136,14 @@ phase() {
     echo "phase.sh: phase '$name' has no budget (phase_plan)" >&2
     return 2
   fi
-  local start=$SECONDS rc=0 cpu0 cpu1
+  local start=$SECONDS rc=0 cpu0 cpu1 bg0 bg1
   printf '\n== %s (budget %ss)\n' "$name" "$budget"
-  PHASE_CPU_ELSEWHERE=0
+  _bg_reaped_ms bg0
   cpu_ms cpu0
   "$@" || rc=$?
   cpu_ms cpu1
-  local took=$((SECONDS - start)) status=ok cpu=$(((cpu1 - cpu0 - PHASE_CPU_ELSEWHERE + 500) / 1000))
+  _bg_reaped_ms bg1
+  local took=$((SECONDS - start)) status=ok cpu=$(((cpu1 - cpu0 - (bg1 - bg0) + 500) / 1000))
   [ "$cpu" -ge 0 ] || cpu=0
   [ "$rc" -eq 0 ] || status="failed (exit $rc)"
   _phase_row "$name" "$took" "$budget" "$status" "$cpu"
