@@ -36,7 +36,7 @@ example: ## Run the main job on the embedded example (no cluster needed)
 	go run ./cmd/kubectl-dynamo $(EXAMPLE_ARGS)
 
 .PHONY: test
-test: ## The whole suite: provisions what it needs (cached), verify, lint, tests (race where concurrent), arm64, hostile env
+test: ## The whole suite: provisions what it needs (cached), verify, lint, tests (race where concurrent; under a hostile environment), arm64
 	hack/test.sh
 
 .PHONY: test-full
@@ -49,7 +49,7 @@ test-unit: ## Only the Go tests (race where concurrent, plain elsewhere), withou
 	go test -shuffle=on -count=1 $$(hack/test-packages.sh plain)
 
 .PHONY: test-hostile
-test-hostile: ## The printing packages' tests under a hostile environment (part of make test)
+test-hostile: ## Every package's tests under the hostile environment (make test runs its tests under it)
 	hack/hostile-env.sh
 
 .PHONY: provision

@@ -28,14 +28,17 @@
 #   test-arm64  the routing core and the dry run as arm64 binaries (qemu)
 #   background wait  for the jobs above (by now, the control plane)
 #   test-live   the packages whose tests start a real control plane, the race
-#               ones and the others side by side (race-live, plain-live), and
-#               beside them hostile-env: every package again, but e2e's and
-#               kubeenv's, under a hostile environment (hack/hostile-env.sh)
+#               ones and the others side by side (race-live, plain-live)
 #
 # The offline packages run while the control plane still builds: it is needed
 # by ten packages only, and their tests wait on processes more than they
-# compute, so they run side by side at the end, with the hostile-environment
-# run to use the CPU they leave.
+# compute, so they run side by side at the end.
+#
+# Every go test run but the arm64 one runs under a hostile environment
+# (hack/lib/hostile.sh: someone else's kubeconfig and home, NO_COLOR and
+# CLICOLOR_FORCE, 40 columns, a far time zone, a Turkish locale, a dead proxy):
+# each test runs once per build configuration, and proves on that run that it
+# depends on no variable it does not set.
 #
 # Every go test run goes through hack/testsum, which shows only failures, lists
 # every skip with its reason and ends with "tests: N passed, N failed, N skipped".
@@ -49,6 +52,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . hack/lib/phase.sh
 . hack/lib/gotest.sh
+. hack/lib/hostile.sh
 
 # The foreground phases and their budgets in seconds: a fresh idle 2-core
 # machine's times with a margin (docs/development.md, "Time budget"). The
@@ -72,7 +76,7 @@ bg_pids=()
 cleanup() {
   local pid
   for pid in ${bg_pids[@]+"${bg_pids[@]}"}; do kill -- -"$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
+  rm -rf "$work" ${HOSTILE_DIR:+"$HOSTILE_DIR"}
 }
 trap cleanup EXIT
 export KDYN_TEST_RECORDS=$work/runs.jsonl
@@ -196,10 +200,11 @@ read -ra race_offline <<<"$(hack/test-packages.sh race-offline)"
 read -ra plain_offline <<<"$(hack/test-packages.sh plain-offline)"
 read -ra race_live <<<"$(hack/test-packages.sh race-live)"
 read -ra plain_live <<<"$(hack/test-packages.sh plain-live)"
-hostile=()
-for p in "${race_offline[@]}" "${plain_offline[@]}" "${race_live[@]}" "${plain_live[@]}"; do
-  case $p in */pkg/routecore | */test/e2e | */internal/testutil/kubeenv) ;; *) hostile+=("$p") ;; esac
-done
+# Every go test run below (the arm64 one aside) runs under the hostile
+# environment (hack/lib/hostile.sh): each test runs once per configuration,
+# and proves on that run that it depends on no variable it does not set.
+hostile_env_init
+GOTEST_ENV=("${HOSTILE_ENV[@]}")
 race_when_built() {
   await_mark race-build.done compile_ahead
   await_downloads
@@ -237,11 +242,9 @@ KDYN_TESTBIN=$(cat "$work/testbin" 2>/dev/null || true)
 export KDYN_TESTBIN
 
 # --- live tests ----------------------------------------------------------------------
-# The race and plain live packages, and the hostile-environment run, side by
-# side: the live tests mostly wait on the API server, etcd and the plugin's
-# processes, and the hostile run takes the CPU they leave. Each run's lines are
-# shown together once it ends; a failure names its run (race-live, plain-live,
-# hostile-env).
+# The race and plain live packages side by side: the live tests mostly wait on
+# the API server, etcd and the plugin's processes. Each run's lines are shown
+# together once it ends; a failure names its run (race-live, plain-live).
 live_tests() {
   local rc=0 r pid
   declare -A pids=()
@@ -249,9 +252,7 @@ live_tests() {
   pids[race-live]=$!
   gotest plain-live -shuffle=on -count=1 -timeout 20m "${plain_live[@]}" >"$work/plain-live" 2>&1 &
   pids[plain-live]=$!
-  hack/hostile-env.sh "${hostile[@]}" >"$work/hostile-env" 2>&1 &
-  pids[hostile-env]=$!
-  for r in race-live plain-live hostile-env; do
+  for r in race-live plain-live; do
     if ! wait "${pids[$r]}"; then rc=1; live_failed+=("$r"); fi
     cat "$work/$r"
   done

@@ -5,12 +5,14 @@ package e2e
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,11 +30,22 @@ import (
 
 // ptyRun runs `kubectl-dynamo args…` on a pseudo-terminal of cols×rows, types
 // keys (each after the screen shows the text before it), and returns what the
-// terminal received and the exit code.
+// terminal received and the exit code. The terminal answers the queries a
+// real one (xterm, tmux) answers: the background colour (OSC 11) and the
+// cursor position (DSR), which lipgloss asks for when the program starts.
+// Unanswered, each start waited 5 s for them (termenv's timeout).
 type ptyStep struct {
 	waitFor string // text to wait for before typing keys ("" types at once)
 	keys    string
 }
+
+// The terminal's queries and a real terminal's answers: a dark background, the
+// cursor at the top left.
+const (
+	dsrQuery  = "\x1b[6n"
+	bgAnswer  = "\x1b]11;rgb:1e1e/1e1e/1e1e\x1b\\"
+	dsrAnswer = "\x1b[1;1R"
+)
 
 func ptyRun(t *testing.T, cols, rows uint16, steps []ptyStep, args ...string) (string, int) {
 	t.Helper()
@@ -45,15 +58,42 @@ func ptyRun(t *testing.T, cols, rows uint16, steps []ptyStep, args ...string) (s
 	defer tty.Close()
 	var mu sync.Mutex
 	var out bytes.Buffer
+	var readErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		buf := make([]byte, 32<<10)
+		answered := 0 // bytes of out already searched for queries
 		for {
 			n, err := tty.Read(buf)
 			mu.Lock()
 			out.Write(buf[:n])
+			// Answer each query once it is complete (a query may span reads).
+			var answers []string
+			for {
+				rest := out.Bytes()[answered:]
+				i, j := bytes.Index(rest, []byte(bgQuery)), bytes.Index(rest, []byte(dsrQuery))
+				switch {
+				case i >= 0 && (j < 0 || i < j):
+					answers = append(answers, bgAnswer)
+					answered += i + len(bgQuery)
+					continue
+				case j >= 0:
+					answers = append(answers, dsrAnswer)
+					answered += j + len(dsrQuery)
+					continue
+				}
+				// Keep a possible start of a query for the next read.
+				answered = max(answered, out.Len()-len(bgQuery))
+				break
+			}
+			if err != nil {
+				readErr = err
+			}
 			mu.Unlock()
+			for _, a := range answers {
+				_, _ = io.WriteString(tty, a)
+			}
 			if err != nil {
 				return
 			}
@@ -64,13 +104,33 @@ func ptyRun(t *testing.T, cols, rows uint16, steps []ptyStep, args ...string) (s
 		defer mu.Unlock()
 		return bytes.Contains(out.Bytes(), []byte(s))
 	}
+	// stuck reports a screen that never came: whether the program still runs,
+	// whether the terminal was still being read, and the program's goroutines
+	// (SIGQUIT makes a Go program print them and exit), to tell a lost key, a
+	// stalled program and a stalled reader apart.
+	stuck := func(what string) {
+		t.Helper()
+		alive := cmd.Process.Signal(syscall.Signal(0)) == nil
+		mu.Lock()
+		before := out.Len()
+		rerr := readErr
+		mu.Unlock()
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		_ = cmd.Process.Kill()
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("%d×%d: %s; the program was running: %v; the terminal's reader: %v; the terminal received:\n%q\nthen, after SIGQUIT:\n%s",
+			cols, rows, what, alive, rerr, out.Bytes()[:before], out.Bytes()[before:])
+	}
 	for _, st := range steps {
 		deadline := time.Now().Add(30 * time.Second)
 		for st.waitFor != "" && !seen(st.waitFor) {
 			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				mu.Lock()
-				t.Fatalf("%d×%d: %q never appeared; the terminal received:\n%q", cols, rows, st.waitFor, out.String())
+				stuck(fmt.Sprintf("%q never appeared", st.waitFor))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -85,8 +145,7 @@ func ptyRun(t *testing.T, cols, rows uint16, steps []ptyStep, args ...string) (s
 	select {
 	case werr = <-exited:
 	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("%d×%d: the dashboard did not quit", cols, rows)
+		stuck("the dashboard did not quit")
 	}
 	<-done
 	code := 0

@@ -170,57 +170,66 @@ func TestDocsLiveTranscripts(t *testing.T) {
 	}
 	kubeenv.Require(t, env) // skips (or fails in CI) without the binaries
 	// One control plane per scenario, so what other tests load cannot change
-	// the transcripts.
-	type state struct {
-		kubeconfig, dir string
-	}
-	started := map[string]state{}
+	// the transcripts; the scenarios run side by side (their control planes
+	// start in parallel), each one's blocks in the docs' order, since a block
+	// may read a file an earlier one wrote.
+	var scenarios []string
+	byScenario := map[string][]docBlock{}
 	for _, b := range blocks {
-		setup, ok := liveScenarios[b.scenario]
-		if !ok {
+		if _, ok := liveScenarios[b.scenario]; !ok {
 			t.Errorf("%s:%d: unknown scenario %q", b.file, b.line, b.scenario)
 			continue
 		}
-		st, ok := started[b.scenario]
-		if !ok {
-			e := kubeenv.Start(t, kubeenv.Options{CRDs: []string{"../../test/crds"}})
-			st = state{kubeconfig: setup(t, e), dir: t.TempDir()}
-			started[b.scenario] = st
+		if _, ok := byScenario[b.scenario]; !ok {
+			scenarios = append(scenarios, b.scenario)
 		}
-		name := filepath.Base(b.file) + ":" + b.command
-		t.Run(name, func(t *testing.T) {
-			// "ARGS [> FILE] [| head -1]": a redirected block shows stderr
-			// (stdout goes to FILE in the scenario's directory, for the
-			// blocks after it); the others show stdout.
-			cmdline, pipe, _ := strings.Cut(b.command, " | ")
-			if pipe != "" && pipe != "head -1" {
-				t.Fatalf("%s:%d: only | head -1 is supported", b.file, b.line)
-			}
-			cmdline, redirect, _ := strings.Cut(cmdline, " > ")
-			var stdout, stderr string
-			if b.scenario == "watch-frontend" {
-				stdout, stderr = runWatch(t, st.dir, st.kubeconfig, strings.Fields(cmdline))
-			} else {
-				stdout, stderr, _ = runIn(t, st.dir, st.kubeconfig, strings.Fields(cmdline))
-			}
-			got := stdout
-			switch {
-			case redirect != "":
-				if err := os.WriteFile(filepath.Join(st.dir, strings.TrimSpace(redirect)), []byte(stdout), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				got = stderr
-			case pipe != "":
-				got, _, _ = strings.Cut(stdout, "\n")
-			}
-			if g, w := normalize(got), normalize(b.want); g != w {
-				if golden.Updating() {
-					updateDocBlock(t, b, got)
-					return
-				}
-				t.Errorf("%s:%d shows an output the command no longer prints (UPDATE_GOLDEN=1 rewrites the block from this run):\n--- doc\n%s\n--- now\n%s", b.file, b.line, w, g)
+		byScenario[b.scenario] = append(byScenario[b.scenario], b)
+	}
+	for _, sc := range scenarios {
+		t.Run(sc, func(t *testing.T) {
+			t.Parallel()
+			e := kubeenv.Start(t, kubeenv.Options{CRDs: []string{"../../test/crds"}})
+			kubeconfig, dir := liveScenarios[sc](t, e), t.TempDir()
+			for _, b := range byScenario[sc] {
+				t.Run(filepath.Base(b.file)+":"+b.command, func(t *testing.T) { checkDocBlock(t, b, dir, kubeconfig) })
 			}
 		})
+	}
+}
+
+// checkDocBlock runs one block's command in the scenario's directory and
+// compares its output with the block.
+func checkDocBlock(t *testing.T, b docBlock, dir, kubeconfig string) {
+	// "ARGS [> FILE] [| head -1]": a redirected block shows stderr (stdout goes
+	// to FILE in the scenario's directory, for the blocks after it); the others
+	// show stdout.
+	cmdline, pipe, _ := strings.Cut(b.command, " | ")
+	if pipe != "" && pipe != "head -1" {
+		t.Fatalf("%s:%d: only | head -1 is supported", b.file, b.line)
+	}
+	cmdline, redirect, _ := strings.Cut(cmdline, " > ")
+	var stdout, stderr string
+	if b.scenario == "watch-frontend" {
+		stdout, stderr = runWatch(t, dir, kubeconfig, strings.Fields(cmdline))
+	} else {
+		stdout, stderr, _ = runIn(t, dir, kubeconfig, strings.Fields(cmdline))
+	}
+	got := stdout
+	switch {
+	case redirect != "":
+		if err := os.WriteFile(filepath.Join(dir, strings.TrimSpace(redirect)), []byte(stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got = stderr
+	case pipe != "":
+		got, _, _ = strings.Cut(stdout, "\n")
+	}
+	if g, w := normalize(got), normalize(b.want); g != w {
+		if golden.Updating() {
+			updateDocBlock(t, b, got)
+			return
+		}
+		t.Errorf("%s:%d shows an output the command no longer prints (UPDATE_GOLDEN=1 rewrites the block from this run):\n--- doc\n%s\n--- now\n%s", b.file, b.line, w, g)
 	}
 }
 
@@ -307,9 +316,15 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// updateMu serialises the rewrites of doc files (scenarios run in parallel and
+// several write to the same file).
+var updateMu sync.Mutex
+
 // updateDocBlock replaces a block's output with this run's.
 func updateDocBlock(t *testing.T, b docBlock, got string) {
 	t.Helper()
+	updateMu.Lock()
+	defer updateMu.Unlock()
 	data, err := os.ReadFile(b.file)
 	if err != nil {
 		t.Fatal(err)
