@@ -18,13 +18,15 @@
 #               (hack/qemu/provision.sh), chromium from Debian for the SVG
 #               rendering test (hack/chromium/provision.sh; its path reaches the
 #               tests as KDYN_CHROMIUM)
-#     compile ahead            golangci-lint, then the race and arm64 builds
-#               into the build cache, for lint, test-race and test-arm64
+#     compile ahead            golangci-lint, then the arm64 build and the fusion
+#               checks' cross builds, then the race build, into the build cache,
+#               for lint, test-plain, test-race and test-arm64
 #   verify      gofmt, go vet, go.mod tidiness, house rules, README, generated docs
 #   lint        golangci-lint (built once into $KDYN_CACHE/tools)
+#   test-plain  go test over the offline packages that run without -race
+#               (hack/test-packages.sh plain-offline)
 #   test-race   go test -race over the offline packages whose code or tests run
-#               concurrently (hack/test-packages.sh race-offline)
-#   test-plain  go test over the other offline packages (plain-offline)
+#               concurrently (race-offline)
 #   test-arm64  the routing core and the dry run as arm64 binaries (qemu)
 #   background wait  for the jobs above (by now, the control plane)
 #   test-live   the packages whose tests start a real control plane, the race
@@ -59,7 +61,7 @@ cd "$(dirname "$0")/.."
 # compilation of test-race and test-arm64 happens in the background (below), so
 # their budgets are for linking and running; the background wait's is for the
 # rest of the background work.
-phase_plan verify 300 lint 300 test-race 400 test-plain 120 test-arm64 90 \
+phase_plan verify 300 lint 300 test-plain 120 test-race 400 test-arm64 90 \
   "background wait" 300 test-live 300
 
 export KDYN_CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}"
@@ -84,12 +86,15 @@ began=$SECONDS
 
 # --- background jobs ------------------------------------------------------------
 # Three jobs from the start, each in its own session and process group (setsid),
-# so that cleanup stops what they started too, and at a lower priority than the
-# foreground phases, which the run waits on (session_nice, hack/lib/phase.sh:
+# so that cleanup stops what they started too (session_nice, hack/lib/phase.sh:
 # nice alone does not lower a job that runs in its own session where the kernel
-# shares the CPU between sessions first). The compilation ahead comes first
-# (lint, test-race and test-arm64 wait for it), then the control plane (only
-# test-live waits for it), the downloads last (mostly waiting on the network).
+# shares the CPU between sessions first). The control plane is the longest job
+# and test-live waits for it: it runs at the foreground's priority, so that it
+# ends about when the offline tests do (at nice 10 it ended some 220 s after
+# them, and the run waited for it with a core idle). The compilation ahead runs
+# below them (nice 5: lint, test-plain, test-race and test-arm64 wait for it,
+# but have other work first), the downloads last (nice 10: mostly waiting on the
+# network).
 # A job that fails does not stop the run: the tests that needed what it
 # provides fail with their own message.
 # job_step WHAT: a line with the job's time and CPU so far.
@@ -145,19 +150,25 @@ compile_ahead() {
   make --no-print-directory lint-tool || echo "golangci-lint did not build here; the lint phase will try again"
   touch "$work/lint-tool.done"
   job_step "golangci-lint built"
+  # The cross builds first: test-race's and test-plain's fusion checks
+  # (TestNoImplicitFusedMultiplyAdd, internal/testutil/fusion) compile their
+  # packages for arm64 and s390x with the dependencies as here, and compiled
+  # them a second time beside this job when it came after the race build.
+  echo "the arm64 build, and the fusion checks' arm64 and s390x dependencies"
+  hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
+  GOARCH=arm64 go list -export -deps ./pkg/explain ./pkg/audit ./pkg/simulate ./pkg/simulate/dynosim >/dev/null 2>&1 || true
+  GOARCH=s390x go list -export -deps -test ./pkg/routecore >/dev/null 2>&1 || true
+  touch "$work/arm64-build.done"
+  job_step "cross builds done"
   read -ra race <<<"$(hack/test-packages.sh race)"
   echo "the race build of ${#race[@]} packages"
   CGO_ENABLED=1 go list -race -export -deps -test "${race[@]}" >/dev/null 2>&1 ||
     echo "the race build failed here; test-race will say why"
   touch "$work/race-build.done"
-  job_step "race build done"
-  echo "the arm64 build"
-  hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
-  touch "$work/arm64-build.done"
 }
 export -f provision_control_plane provision_downloads compile_ahead job_step run_job session_nice cpu_ms _times_ms
 export work
-declare -A job_nice=([compile_ahead]=5 [provision_control_plane]=10 [provision_downloads]=10)
+declare -A job_nice=([compile_ahead]=5 [provision_control_plane]=0 [provision_downloads]=10)
 declare -A job_pid=()
 for job in compile_ahead provision_control_plane provision_downloads; do
   setsid bash -c 'session_nice "$1"; set -o pipefail; nice -n "$1" bash -c "run_job $0" 2>&1 | sed -u "s/^/  ${0//_/ } | /"' \
@@ -215,8 +226,13 @@ arm64_when_built() {
   await_downloads
   hack/test-arm64.sh
 }
+plain_when_built() {
+  await_mark arm64-build.done compile_ahead # (the fusion checks' cross builds)
+  await_downloads
+  gotest plain -shuffle=on -count=1 -timeout 20m "$@"
+}
+phase test-plain plain_when_built "${plain_offline[@]}" || failed+=(test-plain)
 CGO_ENABLED=1 phase test-race race_when_built "${race_offline[@]}" || failed+=(test-race)
-phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_offline[@]}" || failed+=(test-plain)
 phase test-arm64 arm64_when_built || failed+=(test-arm64)
 
 # --- wait for the background jobs -------------------------------------------------
