@@ -5,6 +5,9 @@
 #        hack/fuzz.sh --compile      only compile the instrumented test binaries,
 #                                    into the build cache (.ci/run does it in the
 #                                    background while make test runs)
+# FUZZ_BINS=DIR keeps the linked binaries in DIR: --compile leaves them there
+# and a run then uses them instead of linking them again (.ci/run sets it for
+# both, within one checkout; unset, each run links its own).
 # The targets are found from the source (func FuzzXxx in *_test.go), which is much
 # faster than `go test -list` over every package. A failing target stops the run
 # with its reproducer in testdata/fuzz/<target>/ (commit it once fixed).
@@ -15,8 +18,13 @@ compile_only=
 if [ "$d" = --compile ]; then compile_only=1; fi
 summary=()
 began=$(date +%s)
-bins=$(mktemp -d)
-trap 'rm -rf "$bins"' EXIT
+if [ -n "${FUZZ_BINS:-}" ]; then
+  bins=$FUZZ_BINS
+  mkdir -p "$bins"
+else
+  bins=$(mktemp -d)
+  trap 'rm -rf "$bins"' EXIT
+fi
 root=$PWD
 gocache=$(go env GOCACHE)
 module=$(go list -m)
@@ -28,7 +36,10 @@ while IFS=: read -r file target; do
   pkg="./$(dirname "$file")"
   bin="$bins/$(echo "$pkg" | tr '/.' '__').test"
   if [ "$built" != "$pkg" ]; then
-    go test -c -vet=off -fuzz "^${target}\$" -o "$bin" "$pkg"
+    if [ -n "$compile_only" ] || [ -z "${FUZZ_BINS:-}" ] || [ ! -x "$bin" ]; then
+      go test -c -vet=off -fuzz "^${target}\$" -o "$bin.tmp" "$pkg"
+      mv "$bin.tmp" "$bin" # (whole, or not there: a run reuses what it finds)
+    fi
     built=$pkg
   fi
   [ -z "$compile_only" ] || continue
