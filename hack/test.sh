@@ -18,15 +18,13 @@
 #               (hack/qemu/provision.sh), chromium from Debian for the SVG
 #               rendering test (hack/chromium/provision.sh; its path reaches the
 #               tests as KDYN_CHROMIUM)
-#     compile ahead            golangci-lint, then the arm64 build and the fusion
-#               checks' cross builds, then the race build, into the build cache,
-#               for lint, test-plain, test-race and test-arm64
+#     compile ahead            golangci-lint, then the race and arm64 builds
+#               into the build cache, for lint, test-race and test-arm64
 #   verify      gofmt, go vet, go.mod tidiness, house rules, README, generated docs
 #   lint        golangci-lint (built once into $KDYN_CACHE/tools)
-#   test-plain  go test over the offline packages that run without -race
-#               (hack/test-packages.sh plain-offline)
 #   test-race   go test -race over the offline packages whose code or tests run
-#               concurrently (race-offline)
+#               concurrently (hack/test-packages.sh race-offline)
+#   test-plain  go test over the other offline packages (plain-offline)
 #   test-arm64  the routing core and the dry run as arm64 binaries (qemu)
 #   background wait  for the jobs above (by now, the control plane)
 #   test-live   the packages whose tests start a real control plane, the race
@@ -61,7 +59,7 @@ cd "$(dirname "$0")/.."
 # compilation of test-race and test-arm64 happens in the background (below), so
 # their budgets are for linking and running; the background wait's is for the
 # rest of the background work.
-phase_plan verify 300 lint 300 test-plain 120 test-race 400 test-arm64 90 \
+phase_plan verify 300 lint 300 test-race 400 test-plain 120 test-arm64 90 \
   "background wait" 300 test-live 300
 
 export KDYN_CACHE="${KDYN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-dynamo}"
@@ -89,8 +87,8 @@ began=$SECONDS
 # so that cleanup stops what they started too (session_nice, hack/lib/phase.sh:
 # nice alone does not lower a job that runs in its own session where the kernel
 # shares the CPU between sessions first), below the foreground phases, which the
-# run waits on: the compilation ahead first (nice 5: lint, test-plain, test-race
-# and test-arm64 wait for it), then the control plane (nice 10: only test-live
+# run waits on: the compilation ahead first (nice 5: lint, test-race and
+# test-arm64 wait for it), then the control plane (nice 10: only test-live
 # waits for it), the downloads last (nice 10: mostly waiting on the network).
 # (The control plane at the foreground's priority ended 350 s sooner, but took
 # 85 CPU-seconds more, compiling beside verify what verify compiles too, and
@@ -150,21 +148,15 @@ compile_ahead() {
   make --no-print-directory lint-tool || echo "golangci-lint did not build here; the lint phase will try again"
   touch "$work/lint-tool.done"
   job_step "golangci-lint built"
-  # The cross builds first: test-race's and test-plain's fusion checks
-  # (TestNoImplicitFusedMultiplyAdd, internal/testutil/fusion) compile their
-  # packages for arm64 and s390x with the dependencies as here, and compiled
-  # them a second time beside this job when it came after the race build.
-  echo "the arm64 build, and the fusion checks' arm64 and s390x dependencies"
-  hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
-  GOARCH=arm64 go list -export -deps ./pkg/explain ./pkg/audit ./pkg/simulate ./pkg/simulate/dynosim >/dev/null 2>&1 || true
-  GOARCH=s390x go list -export -deps -test ./pkg/routecore >/dev/null 2>&1 || true
-  touch "$work/arm64-build.done"
-  job_step "cross builds done"
   read -ra race <<<"$(hack/test-packages.sh race)"
   echo "the race build of ${#race[@]} packages"
   CGO_ENABLED=1 go list -race -export -deps -test "${race[@]}" >/dev/null 2>&1 ||
     echo "the race build failed here; test-race will say why"
   touch "$work/race-build.done"
+  job_step "race build done"
+  echo "the arm64 build"
+  hack/test-arm64.sh --compile >/dev/null 2>&1 || echo "the arm64 build failed here; test-arm64 will say why"
+  touch "$work/arm64-build.done"
 }
 export -f provision_control_plane provision_downloads compile_ahead job_step run_job session_nice cpu_ms _times_ms
 export work
@@ -226,13 +218,8 @@ arm64_when_built() {
   await_downloads
   hack/test-arm64.sh
 }
-plain_when_built() {
-  await_mark arm64-build.done compile_ahead # (the fusion checks' cross builds)
-  await_downloads
-  gotest plain -shuffle=on -count=1 -timeout 20m "$@"
-}
-phase test-plain plain_when_built "${plain_offline[@]}" || failed+=(test-plain)
 CGO_ENABLED=1 phase test-race race_when_built "${race_offline[@]}" || failed+=(test-race)
+phase test-plain gotest plain -shuffle=on -count=1 -timeout 20m "${plain_offline[@]}" || failed+=(test-plain)
 phase test-arm64 arm64_when_built || failed+=(test-arm64)
 
 # --- wait for the background jobs -------------------------------------------------
