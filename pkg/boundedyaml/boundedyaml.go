@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 
@@ -240,11 +241,16 @@ func (m *meter) value(v any) bool {
 
 // jsonable is sigs.k8s.io/yaml's convertToJSONableObject without a target
 // type: map keys become strings the way it writes them, everything else is
-// kept for encoding/json.
+// kept for encoding/json. Where two keys of a mapping become the same string
+// (0 and 0.0 are both "0"), sigs.k8s.io/yaml keeps whichever Go's map
+// iteration visits last, which changes from run to run; jsonable keeps one by
+// a fixed rule (keyBefore), so a document always converts the same way, to one
+// of sigs.k8s.io/yaml's answers.
 func jsonable(v any) (any, error) {
 	switch x := v.(type) {
 	case map[any]any:
 		out := make(map[string]any, len(x))
+		from := make(map[string]any, len(x)) // the source key each entry came from
 		for k, e := range x {
 			var key string
 			switch tk := k.(type) {
@@ -273,7 +279,10 @@ func jsonable(v any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[key] = c
+			if prev, dup := from[key]; dup && !keyBefore(k, c, prev, out[key]) {
+				continue
+			}
+			out[key], from[key] = c, k
 		}
 		return out, nil
 	case []any:
@@ -288,6 +297,35 @@ func jsonable(v any) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// keyBefore orders two source keys that convert to the same JSON key, with
+// their converted values: a string key first (it is the JSON key as written),
+// then an integer, a float, a boolean; the smaller number first; then the
+// value whose JSON sorts first (NaN keys, which are all different).
+func keyBefore(k1, v1, k2, v2 any) bool {
+	rank := func(k any) int {
+		switch k.(type) {
+		case string:
+			return 0
+		case int, int64:
+			return 1
+		case float64:
+			return 2
+		}
+		return 3
+	}
+	if r1, r2 := rank(k1), rank(k2); r1 != r2 {
+		return r1 < r2
+	}
+	if f1, ok := k1.(float64); ok {
+		if f2 := k2.(float64); f1 != f2 && !math.IsNaN(f1) && !math.IsNaN(f2) {
+			return f1 < f2
+		}
+	}
+	j1, _ := json.Marshal(v1)
+	j2, _ := json.Marshal(v2)
+	return bytes.Compare(j1, j2) < 0
 }
 
 // documents yields the documents of a YAML stream as the Kubernetes YAML
