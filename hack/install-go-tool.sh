@@ -33,6 +33,11 @@ gover=$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1/')
 printf 'module kubectl-dynamo-tools\n\ngo %s\n\nrequire %s %s\n' "$gover" "$module" "$version" > "$tmp/go.mod"
 echo "building $pkg ($module $version) into ${dest#"$PWD/"} from the Go module proxy (a few minutes the first time)"
 start=$SECONDS
-(cd "$tmp" && GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off go build -trimpath -o "$tmp/tool" "$pkg")
+# Unoptimized (-N -l) but for the standard library, which the repository's
+# build shares, and without a symbol table: these tools run for seconds, and
+# goreleaser's 1,800 packages compile in 180 CPU-seconds instead of 237 (measured
+# on a 2-core machine, the standard library already compiled).
+(cd "$tmp" && GOFLAGS=-mod=mod CGO_ENABLED=0 GOWORK=off go build -trimpath -gcflags='all=-N -l' -gcflags='std=' \
+  -ldflags='-s -w' -o "$tmp/tool" "$pkg")
 mv "$tmp/tool" "$dest"
 echo "built $(basename "$dest") in $((SECONDS - start))s"
