@@ -69,7 +69,12 @@ unset GOOS GOARCH GOEXPERIMENT
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kdyn-testbin.XXXXXX")
 tmp="$OUT.tmp.$$"
-cleanup() { rm -rf "$work" "$tmp"; }
+# (etcd builds in the background, below: never leave it writing into removed
+# directories)
+cleanup() {
+  [ -z "${etcd_pid:-}" ] || wait "$etcd_pid" 2>/dev/null || true
+  rm -rf "$work" "$tmp"
+}
 trap cleanup EXIT
 mkdir -p "$tmp"
 start=$SECONDS
@@ -160,6 +165,26 @@ if [ "$optimize" = 0 ]; then
     log "could not list the repository's packages: compiling them unoptimized here too (nothing shared)"
   fi
 fi
+# --- etcd ---------------------------------------------------------------------
+# Built beside kube-apiserver and kubectl, not after them: their build ends on a
+# chain of large packages and two links that keep one core at most, which etcd's
+# build fills (under make test this is the time the live tests wait for).
+# The root package of go.etcd.io/etcd/server/v3 is the etcd main package.
+build_etcd() {
+  log "building etcd $ETCD_VERSION"
+  mkdir "$work/etcd"
+  cd "$work/etcd"
+  printf 'module kdyn.testbin/etcd\n\ngo 1.26.0\n' >go.mod
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
+  local etcd_ld="-s -w"
+  # etcd stamps its git SHA here; the semantic version is a constant in its source.
+  etcd_ld="$etcd_ld -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION"
+  go build -trimpath ${gcflags[@]+"${gcflags[@]}"} -ldflags "$etcd_ld" -o "$tmp/etcd" go.etcd.io/etcd/server/v3 >&2
+  log "etcd built after $((SECONDS - start)) s"
+}
+(build_etcd) &
+etcd_pid=$!
+
 log "building kube-apiserver and kubectl $K8S_VERSION (the slow part: several minutes cold)"
 build_k8s() {
   go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION" >&2 &&
@@ -174,18 +199,7 @@ if ! build_k8s; then
   build_k8s
 fi
 log "k8s built after $((SECONDS - start)) s"
-
-# --- etcd ---------------------------------------------------------------------
-# The root package of go.etcd.io/etcd/server/v3 is the etcd main package.
-log "building etcd $ETCD_VERSION"
-mkdir "$work/etcd"
-cd "$work/etcd"
-printf 'module kdyn.testbin/etcd\n\ngo 1.26.0\n' >go.mod
-go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
-etcd_ld="-s -w"
-# etcd stamps its git SHA here; the semantic version is a constant in its source.
-etcd_ld="$etcd_ld -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION"
-go build -trimpath ${gcflags[@]+"${gcflags[@]}"} -ldflags "$etcd_ld" -o "$tmp/etcd" go.etcd.io/etcd/server/v3 >&2
+wait "$etcd_pid" || { log "etcd $ETCD_VERSION did not build (above)"; exit 1; }
 
 # --- verify and install -------------------------------------------------------
 "$tmp/kube-apiserver" --version >&2
